@@ -1,0 +1,1 @@
+//! rime-analyzer: which engine configurations can run a graph on a target, and why not.

@@ -1,0 +1,3 @@
+//! The `rime` command line.
+
+fn main() {}

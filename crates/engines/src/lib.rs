@@ -1,0 +1,1 @@
+//! rime-engines: plans, variant packs and engines that execute analyzer-approved graphs.
