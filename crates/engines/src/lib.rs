@@ -1,1 +1,3 @@
 //! rime-engines: plans, variant packs and engines that execute analyzer-approved graphs.
+
+pub mod cuda;

@@ -1,0 +1,101 @@
+//! `rime selftest`: the GPU conformance sweep (sm120 kernels against the f64 reference).
+
+use std::io::Write;
+
+use rime_engines::cuda::selftest::{self, CaseReport};
+
+/// Arguments of `rime selftest`.
+#[derive(Debug, clap::Args)]
+pub struct SelftestArgs {
+    /// Small shapes only (for compute-sanitizer runs); still reaches every kernel.
+    #[arg(long)]
+    pub small: bool,
+    /// Run only cases whose name contains this text.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Also write the report to this file.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// Fail (exit 1) instead of skipping when no GPU is usable (also RIME_REQUIRE_GPU=1).
+    #[arg(long)]
+    pub require_gpu: bool,
+}
+
+fn line(r: &CaseReport) -> String {
+    let status = if r.passed() { "PASS" } else { "FAIL" };
+    let mut s = format!("{status} {:<48} tol {:.0e}", r.name, r.tolerance);
+    for o in &r.outputs {
+        s.push_str(&format!("  {}={:.2e}", o.name, o.rel_err));
+        if o.bad > 0 {
+            s.push_str(&format!("({} bad)", o.bad));
+        }
+    }
+    if let Some(e) = &r.error {
+        s.push_str(&format!("  error: {e}"));
+    }
+    s
+}
+
+/// Runs the sweep; returns whether every case passed (Ok(true) also when skipped).
+///
+/// # Errors
+/// When the report file cannot be written, or no GPU is usable and one is required.
+pub fn run(args: &SelftestArgs) -> anyhow::Result<bool> {
+    let require = args.require_gpu || std::env::var("RIME_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    let dev = match selftest::open_default_device() {
+        Ok(d) => d,
+        Err(e) if !require => {
+            println!("SKIPPED selftest: {e}");
+            return Ok(true);
+        }
+        Err(e) => anyhow::bail!("selftest needs a GPU: {e}"),
+    };
+    let p = dev.properties();
+    let header = format!(
+        "device {} (sm_{}{}, {} SMs, {} B smem/block opt-in, {:.1} GiB free)",
+        p.name,
+        p.compute_capability.0,
+        p.compute_capability.1,
+        p.multiprocessors,
+        p.smem_per_block_optin,
+        p.free_memory as f64 / (1u64 << 30) as f64
+    );
+    println!("{header}");
+    let mut file = args.out.as_ref().map(std::fs::File::create).transpose()?;
+    if let Some(f) = file.as_mut() {
+        writeln!(f, "{header}")?;
+    }
+    let cases: Vec<_> = selftest::cases(args.small)
+        .into_iter()
+        .filter(|c| {
+            args.filter
+                .as_ref()
+                .is_none_or(|f| c.name.contains(f.as_str()))
+        })
+        .collect();
+    let mut write_err = None;
+    let reports = selftest::run(&dev, &cases, |r| {
+        let l = line(r);
+        println!("{l}");
+        if let Some(f) = file.as_mut() {
+            if let Err(e) = writeln!(f, "{l}") {
+                write_err.get_or_insert(e);
+            }
+        }
+    });
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    let summary = format!(
+        "{} cases, {} passed, {} failed",
+        reports.len(),
+        reports.len() - failed,
+        failed
+    );
+    println!("{summary}");
+    if let Some(f) = file.as_mut() {
+        writeln!(f, "{summary}")?;
+    }
+    Ok(failed == 0)
+}

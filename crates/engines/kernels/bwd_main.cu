@@ -1,0 +1,310 @@
+// bwd_main.cu: main kernel of the SDPA backward (FlashAttention-2 "seqk parallel" shape).
+// For its KV tile, with P = exp(scale * Q K^T + Bias - Stats) recomputed from the forward's
+// Stats and delta from bwd_preprocess:
+//   dV = sum over query heads of the group of P^T dO          (registers, stored at the end)
+//   dK = scale * sum over the group of dS^T Q                 (registers, stored at the end)
+//   dS = P * (dO V^T - delta)
+//   dQ accum += dS K                                          (red.global.add.f32; the convert
+//                                                              kernel scales and converts)
+//   dBias = dS: stored directly when each element has one writer (DBIAS_MODE 1), else added into
+//   an f32 accumulator (DBIAS_MODE 2, broadcast bias) that the convert kernel turns into dBias.
+//
+// Grid (ceil(Skv / BLOCK_KV), Hk, B); requires Hk == Hv. Each block loads its K and V tile once,
+// then walks the query heads of its group and, for each, the query tiles of BLOCK_Q rows that
+// the mask band leaves (tile skipping). WARPS warps, each owning 16 KV rows
+// (BLOCK_KV = 16 * WARPS). All products are mma.sync m16n8k16 with f32 accumulate, fed by
+// ldmatrix (transposed loads give P^T / dS^T / Q^T / dO^T views without a transpose pass);
+// tiles arrive through cp.async with rows past the sequence zero-filled and masked.
+//
+// Shared memory (dynamic, 16-bit elements, rows padded by 8 elements) plus 2 f32 rows:
+//   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8),
+//   dS^T BLOCK_KV x (BLOCK_Q+8), Stats*log2e and delta: 2 x BLOCK_Q x 4 bytes.
+//   e.g. DQK = DV = 128, 64 x 64: 79,360 B; DQK 192 / DV 128, BLOCK_Q 32: 70,912 B
+//   (cap 101,376 B).
+//
+// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, IS_BF16, HAS_BIAS, DBIAS_MODE,
+// SMEM_BYTES.
+
+#define LD_QK (HEAD_DIM_QK + 8)
+#define LD_V (HEAD_DIM_V + 8)
+#define LD_S (BLOCK_Q + 8)
+#define BWD_SMEM                                                                          \
+    (2 * (BLOCK_KV * LD_QK + BLOCK_KV * LD_V + BLOCK_Q * LD_QK + BLOCK_Q * LD_V +          \
+          BLOCK_KV * LD_S) +                                                               \
+     8 * BLOCK_Q)
+
+// dQ is computed in units of 16 query rows x DQ_UNIT columns per warp; narrower units for the
+// widest head dim keep the transient accumulator small next to dK / dV (no spills).
+#define DQ_UNIT (HEAD_DIM_QK > 128 ? 32 : 64)
+
+static_assert(BLOCK_KV == 16 * WARPS, "one warp per 16 KV rows");
+static_assert(BLOCK_Q % 16 == 0 && HEAD_DIM_QK % DQ_UNIT == 0 && HEAD_DIM_V % 16 == 0, "tile shapes");
+static_assert(BWD_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the engine's table");
+static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
+
+extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
+rime_bwd_main(const AttnParams p) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    io_t* sK = (io_t*)smem_raw;
+    io_t* sV = sK + BLOCK_KV * LD_QK;
+    io_t* sQ = sV + BLOCK_KV * LD_V;
+    io_t* sdO = sQ + BLOCK_Q * LD_QK;
+    io_t* sdS = sdO + BLOCK_Q * LD_V;
+    float* sLse = (float*)(sdS + BLOCK_KV * LD_S);
+    float* sDelta = sLse + BLOCK_Q;
+
+    const int tid = threadIdx.x;
+    const int lane = tid & 31;
+    const int warp = tid >> 5;
+    const int g = lane >> 2;
+    const int t = lane & 3;
+    const int kvh = blockIdx.y;
+    const int b = blockIdx.z;
+    const int n0 = blockIdx.x * BLOCK_KV;
+    const int group = p.hq / p.hk;
+    const float scale_log2 = p.scale * RIME_LOG2E;
+
+    // Query rows the band leaves for KV columns n0 .. j_last (tile skipping).
+    int j_last = n0 + BLOCK_KV - 1;
+    if (j_last > p.skv - 1) j_last = p.skv - 1;
+    int i_begin = 0;
+    int i_end = p.sq;
+    if (p.has_right) {
+        int lo = n0 - p.shift - p.right_bound;
+        if (lo > i_begin) i_begin = lo;
+    }
+    if (p.has_left) {
+        int hi = j_last - p.shift + p.left_bound;
+        if (hi < i_end) i_end = hi;
+    }
+    const int m_begin = i_begin / BLOCK_Q;
+    const int m_end = i_end > i_begin ? (i_end + BLOCK_Q - 1) / BLOCK_Q : m_begin;
+
+    load_tile(sK, LD_QK, (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh + n0 * p.k.ss, p.k.ss,
+              BLOCK_KV, HEAD_DIM_QK, p.skv - n0, tid, WARPS * 32);
+    load_tile(sV, LD_V, (const io_t*)p.v.ptr + b * p.v.sb + kvh * p.v.sh + n0 * p.v.ss, p.v.ss,
+              BLOCK_KV, HEAD_DIM_V, p.skv - n0, tid, WARPS * 32);
+
+    float dk[HEAD_DIM_QK / 8][4];
+    float dv[HEAD_DIM_V / 8][4];
+#pragma unroll
+    for (int i = 0; i < HEAD_DIM_QK / 8; ++i) dk[i][0] = dk[i][1] = dk[i][2] = dk[i][3] = 0.f;
+#pragma unroll
+    for (int i = 0; i < HEAD_DIM_V / 8; ++i) dv[i][0] = dv[i][1] = dv[i][2] = dv[i][3] = 0.f;
+
+    const int kv_row0 = n0 + warp * 16 + g;  // this thread's KV rows: kv_row0, kv_row0 + 8
+
+    for (int hh = 0; hh < group; ++hh) {
+        const int h = kvh * group + hh;
+        const io_t* gQ = (const io_t*)p.q.ptr + b * p.q.sb + h * p.q.sh;
+        const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh;
+        const float* gLse = (const float*)p.stats.ptr + b * p.stats.sb + h * p.stats.sh;
+        const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
+        float* gdQ = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * HEAD_DIM_QK;
+#if HAS_BIAS
+        const io_t* gB = (const io_t*)p.bias.ptr + b * p.bias.sb + h * p.bias.sh;
+#endif
+#if DBIAS_MODE == 1
+        io_t* gdB = (io_t*)p.dbias.ptr + b * p.dbias.sb + h * p.dbias.sh;
+        // Rows the band skips still get dBias = 0 for this tile's columns.
+        for (int e = tid; e < p.sq * BLOCK_KV; e += WARPS * 32) {
+            const int i = e / BLOCK_KV;
+            const int j = n0 + (e - i * BLOCK_KV);
+            const bool walked = i >= m_begin * BLOCK_Q && i < m_end * BLOCK_Q;
+            if (!walked && j < p.skv) gdB[(i64)i * p.dbias.ss + j] = 0;
+        }
+#elif DBIAS_MODE == 2
+        float* gdBa = (float*)p.dbias_accum +
+                      ((i64)(p.bias_b == 1 ? 0 : b) * p.bias_h + (p.bias_h == 1 ? 0 : h)) *
+                          p.sq * p.skv;
+#endif
+
+        for (int m = m_begin; m < m_end; ++m) {
+            const int q0 = m * BLOCK_Q;
+            __syncthreads();  // the previous tile's readers of sQ / sdO / sdS are done
+            load_tile(sQ, LD_QK, gQ + q0 * p.q.ss, p.q.ss, BLOCK_Q, HEAD_DIM_QK, p.sq - q0, tid,
+                      WARPS * 32);
+            load_tile(sdO, LD_V, gdO + q0 * p.d_o.ss, p.d_o.ss, BLOCK_Q, HEAD_DIM_V, p.sq - q0,
+                      tid, WARPS * 32);
+            for (int r = tid; r < BLOCK_Q; r += WARPS * 32) {
+                const bool in = q0 + r < p.sq;
+                sLse[r] = in ? gLse[(i64)(q0 + r) * p.stats.ss] * RIME_LOG2E : 0.f;
+                sDelta[r] = in ? gDelta[q0 + r] : 0.f;
+            }
+            cp_async_wait_all();
+            __syncthreads();
+
+            // S^T = K Q^T for this warp's 16 KV rows x BLOCK_Q query columns.
+            float s[BLOCK_Q / 8][4];
+#pragma unroll
+            for (int i = 0; i < BLOCK_Q / 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk) {
+                u32 a[4];
+                ldsm_x4(a, addr_a(sK, LD_QK, warp * 16, kk * 16, lane));
+#pragma unroll
+                for (int np = 0; np < BLOCK_Q / 16; ++np) {
+                    u32 bf[4];
+                    ldsm_x4(bf, addr_b(sQ, LD_QK, np * 16, kk * 16, lane));
+                    mma_16816(s[2 * np], a, bf[0], bf[1]);
+                    mma_16816(s[2 * np + 1], a, bf[2], bf[3]);
+                }
+            }
+            // P^T = exp2(S * scale * log2e + Bias * log2e - Stats * log2e), 0 where masked.
+#pragma unroll
+            for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int j = kv_row0 + (e >> 1) * 8;
+                    const int ql = nt * 8 + 2 * t + (e & 1);
+                    const int i = q0 + ql;
+                    const bool keep = rime_keep(i, j, p.sq, p.skv, p.shift, p.has_right,
+                                                p.right_bound, p.has_left, p.left_bound);
+                    float v = s[nt][e] * scale_log2 - sLse[ql];
+#if HAS_BIAS
+                    if (keep) v += io_to_f32(gB[(i64)i * p.bias.ss + j]) * RIME_LOG2E;
+#endif
+                    s[nt][e] = keep ? rime_exp2(v) : 0.f;
+                }
+            }
+            // dV += P^T dO.
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_Q / 16; ++kk) {
+                u32 a[4];
+                a[0] = pack_io2(s[2 * kk][0], s[2 * kk][1]);
+                a[1] = pack_io2(s[2 * kk][2], s[2 * kk][3]);
+                a[2] = pack_io2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+                a[3] = pack_io2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+                for (int dp = 0; dp < HEAD_DIM_V / 16; ++dp) {
+                    u32 bf[4];
+                    ldsm_x4_t(bf, addr_b_t(sdO, LD_V, dp * 16, kk * 16, lane));
+                    mma_16816(dv[2 * dp], a, bf[0], bf[1]);
+                    mma_16816(dv[2 * dp + 1], a, bf[2], bf[3]);
+                }
+            }
+            // dP^T = V dO^T, then dS^T = P^T * (dP^T - delta) in place of P^T.
+            {
+                float dpt[BLOCK_Q / 8][4];
+#pragma unroll
+                for (int i = 0; i < BLOCK_Q / 8; ++i)
+                    dpt[i][0] = dpt[i][1] = dpt[i][2] = dpt[i][3] = 0.f;
+#pragma unroll
+                for (int kk = 0; kk < HEAD_DIM_V / 16; ++kk) {
+                    u32 a[4];
+                    ldsm_x4(a, addr_a(sV, LD_V, warp * 16, kk * 16, lane));
+#pragma unroll
+                    for (int np = 0; np < BLOCK_Q / 16; ++np) {
+                        u32 bf[4];
+                        ldsm_x4(bf, addr_b(sdO, LD_V, np * 16, kk * 16, lane));
+                        mma_16816(dpt[2 * np], a, bf[0], bf[1]);
+                        mma_16816(dpt[2 * np + 1], a, bf[2], bf[3]);
+                    }
+                }
+#pragma unroll
+                for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int ql = nt * 8 + 2 * t + (e & 1);
+                        s[nt][e] = s[nt][e] * (dpt[nt][e] - sDelta[ql]);
+                    }
+                }
+            }
+            // dS^T to shared memory (for dQ), and dBias.
+#pragma unroll
+            for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const int row = warp * 16 + g + r * 8;
+                    *(u32*)(sdS + row * LD_S + nt * 8 + 2 * t) =
+                        pack_io2(s[nt][2 * r], s[nt][2 * r + 1]);
+#if DBIAS_MODE != 0
+                    const int j = n0 + row;
+#pragma unroll
+                    for (int c = 0; c < 2; ++c) {
+                        const int i = q0 + nt * 8 + 2 * t + c;
+                        if (i < p.sq && j < p.skv) {
+#if DBIAS_MODE == 1
+                            gdB[(i64)i * p.dbias.ss + j] = f32_to_io(s[nt][2 * r + c]);
+#else
+                            const float v = s[nt][2 * r + c];
+                            if (v != 0.f) red_add_f32(gdBa + (i64)i * p.skv + j, v);
+#endif
+                        }
+                    }
+#endif
+                }
+            }
+            // dK += dS^T Q.
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_Q / 16; ++kk) {
+                u32 a[4];
+                a[0] = pack_io2(s[2 * kk][0], s[2 * kk][1]);
+                a[1] = pack_io2(s[2 * kk][2], s[2 * kk][3]);
+                a[2] = pack_io2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+                a[3] = pack_io2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+                for (int dp = 0; dp < HEAD_DIM_QK / 16; ++dp) {
+                    u32 bf[4];
+                    ldsm_x4_t(bf, addr_b_t(sQ, LD_QK, dp * 16, kk * 16, lane));
+                    mma_16816(dk[2 * dp], a, bf[0], bf[1]);
+                    mma_16816(dk[2 * dp + 1], a, bf[2], bf[3]);
+                }
+            }
+            __syncthreads();  // dS^T complete in shared memory
+
+            // dQ accum += dS K, in units of 16 query rows x DQ_UNIT head-dim columns per warp.
+            for (int u = warp; u < (BLOCK_Q / 16) * (HEAD_DIM_QK / DQ_UNIT); u += WARPS) {
+                const int rq = (u % (BLOCK_Q / 16)) * 16;
+                const int cq = (u / (BLOCK_Q / 16)) * DQ_UNIT;
+                float acc[DQ_UNIT / 8][4];
+#pragma unroll
+                for (int i = 0; i < DQ_UNIT / 8; ++i)
+                    acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+                    u32 a[4];
+                    ldsm_x4_t(a, addr_a_t(sdS, LD_S, rq, kk * 16, lane));
+#pragma unroll
+                    for (int np = 0; np < DQ_UNIT / 16; ++np) {
+                        u32 bf[4];
+                        ldsm_x4_t(bf, addr_b_t(sK, LD_QK, cq + np * 16, kk * 16, lane));
+                        mma_16816(acc[2 * np], a, bf[0], bf[1]);
+                        mma_16816(acc[2 * np + 1], a, bf[2], bf[3]);
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const int i = q0 + rq + g + r * 8;
+                    if (i < p.sq) {
+                        float* row = gdQ + (i64)i * HEAD_DIM_QK + cq + 2 * t;
+#pragma unroll
+                        for (int nt = 0; nt < DQ_UNIT / 8; ++nt) {
+                            red_add_f32(row + nt * 8, acc[nt][2 * r]);
+                            red_add_f32(row + nt * 8 + 1, acc[nt][2 * r + 1]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Epilogue: dK (scaled) and dV in the io dtype, rows past Skv skipped. A tile no query
+    // row reaches stores zeros.
+    io_t* gdK = (io_t*)p.dk.ptr + b * p.dk.sb + kvh * p.dk.sh;
+    io_t* gdV = (io_t*)p.dv.ptr + b * p.dv.sb + kvh * p.dv.sh;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const int j = kv_row0 + r * 8;
+        if (j < p.skv) {
+#pragma unroll
+            for (int dt = 0; dt < HEAD_DIM_QK / 8; ++dt)
+                *(u32*)(gdK + (i64)j * p.dk.ss + dt * 8 + 2 * t) =
+                    pack_io2(dk[dt][2 * r] * p.scale, dk[dt][2 * r + 1] * p.scale);
+#pragma unroll
+            for (int dt = 0; dt < HEAD_DIM_V / 8; ++dt)
+                *(u32*)(gdV + (i64)j * p.dv.ss + dt * 8 + 2 * t) =
+                    pack_io2(dv[dt][2 * r], dv[dt][2 * r + 1]);
+        }
+    }
+}

@@ -1,0 +1,48 @@
+// bwd_preprocess.cu: first kernel of the SDPA backward.
+//   delta[b][h][i] = sum_d dO[b,h,i,d] * O[b,h,i,d]   (f32, the "D" of dS = P * (dP - D))
+// and zeroes the f32 accumulators the later kernels add into: dQ accum [B][Hq][Sq][HEAD_DIM_QK]
+// always, dBias accum [bias_b][bias_h][Sq][Skv] when the workspace has one (broadcast dBias).
+//
+// One block per (PRE_ROWS query rows, query head, batch), 4 warps; each warp reduces one row at
+// a time across its lanes. Every row below Sq is written (grid = ceil(Sq / PRE_ROWS)), so no
+// accumulator or delta element is left unwritten. The dBias accumulator is zeroed by a
+// grid-stride loop over all blocks. No shared memory.
+//
+// Defines: HEAD_DIM_QK, HEAD_DIM_V, IS_BF16.
+
+#define PRE_ROWS 16
+#define PRE_WARPS 4
+
+extern "C" __global__ void __launch_bounds__(PRE_WARPS * 32)
+rime_bwd_preprocess(const AttnParams p) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int h = blockIdx.y;
+    const int b = blockIdx.z;
+    const io_t* gO = (const io_t*)p.o.ptr + b * p.o.sb + h * p.o.sh;
+    const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh;
+    float* delta = (float*)p.delta + ((i64)b * p.hq + h) * p.sq;
+    float* dq_acc = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * HEAD_DIM_QK;
+
+    for (int r = warp; r < PRE_ROWS; r += PRE_WARPS) {
+        const int i = blockIdx.x * PRE_ROWS + r;
+        if (i >= p.sq) break;
+        float acc = 0.f;
+        for (int d = lane; d < HEAD_DIM_V; d += 32) {
+            acc += io_to_f32(gdO[(i64)i * p.d_o.ss + d]) * io_to_f32(gO[(i64)i * p.o.ss + d]);
+        }
+#pragma unroll
+        for (int m = 16; m >= 1; m >>= 1) acc += rime_shfl_xor(acc, m);
+        if (lane == 0) delta[i] = acc;
+        for (int d = lane; d < HEAD_DIM_QK; d += 32) dq_acc[(i64)i * HEAD_DIM_QK + d] = 0.f;
+    }
+
+    if (p.dbias_accum != 0) {
+        const i64 total = (i64)p.bias_b * p.bias_h * p.sq * p.skv;
+        const i64 nblocks = (i64)gridDim.x * gridDim.y * gridDim.z;
+        const i64 block = ((i64)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+        float* acc = (float*)p.dbias_accum;
+        for (i64 e = block * blockDim.x + threadIdx.x; e < total; e += nblocks * blockDim.x)
+            acc[e] = 0.f;
+    }
+}

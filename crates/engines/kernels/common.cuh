@@ -1,0 +1,207 @@
+// common.cuh: helpers shared by every rime kernel. The engine prepends this text to each kernel
+// source before handing it to NVRTC, so kernels need no CUDA toolkit header.
+//
+// Everything here is inline PTX for sm_80+ (mma.sync m16n8k16 with f32 accumulate, ldmatrix,
+// cp.async, red.global.add.f32, ex2.approx). Element storage is 16 bits (`io_t`); IS_BF16 picks
+// bf16 (1) or f16 (0) for conversions and the mma variant.
+//
+// Fragment layouts (PTX ISA, "Matrix fragments for mma.m16n8k16"), lane = 4 * g + t:
+//   A 16x16: a0 (g, 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..), a3 (g+8, 2t+8..)
+//   B 16x8 : b0 (k 2t..2t+1, n g), b1 (k 2t+8.., n g)
+//   C 16x8 : c0,c1 (g, 2t..2t+1), c2,c3 (g+8, 2t..2t+1)
+// Two adjacent C tiles (n 0-7, 8-15) are, once packed to 16 bits, an A fragment with k 0-15.
+
+#ifndef IS_BF16
+#error "IS_BF16 must be defined (1 for bf16, 0 for f16)"
+#endif
+
+typedef unsigned short io_t;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define RIME_LOG2E 1.4426950408889634f
+#define RIME_LN2 0.6931471805599453f
+
+__device__ __forceinline__ float rime_neg_inf() {
+    float r;
+    asm("mov.b32 %0, 0xff800000;" : "=f"(r));
+    return r;
+}
+
+__device__ __forceinline__ float rime_exp2(float x) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
+__device__ __forceinline__ float rime_log2(float x) {
+    float r;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
+__device__ __forceinline__ float rime_max(float a, float b) {
+    float r;
+    asm("max.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+
+__device__ __forceinline__ float rime_rcp(float x) {
+    float r;
+    asm("rcp.rn.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
+__device__ __forceinline__ float rime_shfl_xor(float v, int mask) {
+    float r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(mask));
+    return r;
+}
+
+__device__ __forceinline__ float io_to_f32(io_t h) {
+#if IS_BF16
+    float r;
+    u32 bits = ((u32)h) << 16;
+    asm("mov.b32 %0, %1;" : "=f"(r) : "r"(bits));
+    return r;
+#else
+    float r;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h));
+    return r;
+#endif
+}
+
+__device__ __forceinline__ io_t f32_to_io(float f) {
+    io_t r;
+#if IS_BF16
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(f));
+#else
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
+#endif
+    return r;
+}
+
+// Packs (lo, hi) into one 32-bit register: lo in the low half, as mma fragments expect.
+__device__ __forceinline__ u32 pack_io2(float lo, float hi) {
+    u32 r;
+#if IS_BF16
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+
+__device__ __forceinline__ void mma_16816(float* c, const u32* a, u32 b0, u32 b1) {
+#if IS_BF16
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+    u32 r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+    return r;
+}
+
+__device__ __forceinline__ void ldsm_x4(u32* r, u32 addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void ldsm_x4_t(u32* r, u32 addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// ldmatrix address patterns for a tile whose rows are `ld` elements apart in shared memory.
+// A 16x16 from row-major [m][k] storage (non-transposed load).
+__device__ __forceinline__ u32 addr_a(const io_t* s, int ld, int m0, int k0, int lane) {
+    return smem_addr(s + (m0 + (lane & 15)) * ld + k0 + (lane >> 4) * 8);
+}
+// A 16x16 from [k][m] storage (transposed load).
+__device__ __forceinline__ u32 addr_a_t(const io_t* s, int ld, int m0, int k0, int lane) {
+    return smem_addr(s + (k0 + (lane & 7) + (lane >> 4) * 8) * ld + m0 + ((lane >> 3) & 1) * 8);
+}
+// Two B 16x8 tiles (n0..n0+15) from [n][k] storage: r0,r1 -> tile n0, r2,r3 -> tile n0+8.
+__device__ __forceinline__ u32 addr_b(const io_t* s, int ld, int n0, int k0, int lane) {
+    return smem_addr(s + (n0 + (lane & 7) + (lane >> 4) * 8) * ld + k0 + ((lane >> 3) & 1) * 8);
+}
+// Two B 16x8 tiles (n0..n0+15) from [k][n] storage (transposed load), same register order.
+__device__ __forceinline__ u32 addr_b_t(const io_t* s, int ld, int n0, int k0, int lane) {
+    return smem_addr(s + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ld + n0 + (lane >> 4) * 8);
+}
+
+// 16-byte global -> shared copy; rows outside the tensor are zero-filled (src_bytes = 0).
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
+    u32 d = smem_addr(dst);
+    int n = valid ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(n));
+}
+
+__device__ __forceinline__ void cp_async_wait_all() {
+    asm volatile("cp.async.commit_group;\ncp.async.wait_all;" ::: "memory");
+}
+
+__device__ __forceinline__ void red_add_f32(float* p, float v) {
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+
+// Copies `rows` x `cols` elements (cols a multiple of 8) of a global tile whose rows are
+// `stride` elements apart into shared memory with leading dimension `ld`; rows at or beyond
+// `valid_rows` are zero-filled. Every thread of the block takes part.
+__device__ __forceinline__ void load_tile(io_t* s, int ld, const io_t* g, i64 stride, int rows,
+                                          int cols, int valid_rows, int tid, int nthreads) {
+    int chunks_per_row = cols / 8;
+    int total = rows * chunks_per_row;
+    for (int c = tid; c < total; c += nthreads) {
+        int r = c / chunks_per_row;
+        int col = (c - r * chunks_per_row) * 8;
+        bool valid = r < valid_rows;
+        const io_t* src = valid ? g + (i64)r * stride + col : g;
+        cp_async_16(s + r * ld + col, src, valid);
+    }
+}
+
+// Keep (i, j) iff it is inside the sequences and the diagonal band (see sdpa-backward.md).
+__device__ __forceinline__ bool rime_keep(int i, int j, int sq, int skv, int shift, int has_right,
+                                          int right_bound, int has_left, int left_bound) {
+    bool keep = i < sq && j < skv;
+    if (has_right) keep = keep && j <= i + shift + right_bound;
+    if (has_left) keep = keep && j > i + shift - left_bound;
+    return keep;
+}
+
+// One tensor argument: device address and element strides of the batch, head and sequence dims
+// (the last dim is contiguous). Broadcast dims carry stride 0.
+struct TensorRef {
+    u64 ptr;
+    i64 sb, sh, ss;
+};
+
+// Kernel parameters shared by the forward, preprocess and backward kernels (mirrored by
+// `AttnParams` in crates/engines/src/cuda/params.rs; keep the two in the same order).
+struct AttnParams {
+    TensorRef q, k, v, o, d_o, stats, bias, dq, dk, dv, dbias;
+    u64 delta;        // f32 [B][Hq][Sq], workspace
+    u64 dq_accum;     // f32 [B][Hq][Sq][HEAD_DIM_QK], workspace
+    u64 dbias_accum;  // f32 [bias_b][bias_h][Sq][Skv], workspace (broadcast dBias only)
+    int batch, hq, hk, hv, sq, skv;
+    int shift;        // 0 for top-left alignment, Skv - Sq for bottom-right
+    int has_right, right_bound, has_left, left_bound;
+    int bias_b, bias_h;
+    float scale;
+};

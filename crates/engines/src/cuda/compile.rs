@@ -1,0 +1,376 @@
+//! NVRTC compilation of the kernels in crates/engines/kernels/, with the configuration passed as
+//! defines, and a PTX cache in memory and on disk keyed by source hash, options, architecture and
+//! NVRTC version.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use cudarc::nvrtc::{CompileError, CompileOptions};
+
+use super::error::CudaError;
+use super::table::KernelConfig;
+
+/// Helpers every kernel uses; prepended to each kernel source (no toolkit headers needed).
+const COMMON: &str = include_str!("../../kernels/common.cuh");
+
+/// The kernel source files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelFile {
+    /// sdpa_fwd.cu: O and Stats.
+    Forward,
+    /// bwd_preprocess.cu: delta, zeroed accumulators.
+    Preprocess,
+    /// bwd_main.cu: dK, dV, dQ accum, dBias.
+    BwdMain,
+    /// convert.cu: f32 accumulator to io dtype.
+    Convert,
+}
+
+impl KernelFile {
+    /// File name under crates/engines/kernels/.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Self::Forward => "sdpa_fwd.cu",
+            Self::Preprocess => "bwd_preprocess.cu",
+            Self::BwdMain => "bwd_main.cu",
+            Self::Convert => "convert.cu",
+        }
+    }
+
+    /// The `extern "C"` entry point.
+    pub fn entry(self) -> &'static str {
+        match self {
+            Self::Forward => "rime_sdpa_fwd",
+            Self::Preprocess => "rime_bwd_preprocess",
+            Self::BwdMain => "rime_bwd_main",
+            Self::Convert => "rime_convert",
+        }
+    }
+
+    fn body(self) -> &'static str {
+        match self {
+            Self::Forward => include_str!("../../kernels/sdpa_fwd.cu"),
+            Self::Preprocess => include_str!("../../kernels/bwd_preprocess.cu"),
+            Self::BwdMain => include_str!("../../kernels/bwd_main.cu"),
+            Self::Convert => include_str!("../../kernels/convert.cu"),
+        }
+    }
+
+    /// Full source handed to NVRTC: common helpers, then the kernel.
+    pub fn source(self) -> String {
+        format!(
+            "{COMMON}\n#line 1 \"{}\"\n{}",
+            self.file_name(),
+            self.body()
+        )
+    }
+}
+
+/// Element type of Q, K, V, O, dO and the gradients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IoType {
+    /// bfloat16.
+    Bf16,
+    /// IEEE half.
+    F16,
+}
+
+impl IoType {
+    fn is_bf16(self) -> i64 {
+        i64::from(self == Self::Bf16)
+    }
+}
+
+/// How the main backward kernel produces dBias.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DbiasMode {
+    /// No dBias requested.
+    None = 0,
+    /// Each dBias element has one writer: stored directly in the io dtype.
+    Direct = 1,
+    /// Bias broadcast over batch or heads: f32 accumulator plus the convert kernel.
+    Accumulate = 2,
+}
+
+/// One kernel specialization: a file plus the defines that configure it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KernelBuild {
+    /// Which kernel.
+    pub file: KernelFile,
+    /// `-D` defines, in a fixed order.
+    pub defines: Vec<(&'static str, i64)>,
+    /// Threads per block the kernel is launched with.
+    pub threads: u32,
+    /// Dynamic shared memory per block (bytes).
+    pub smem_bytes: u32,
+}
+
+impl KernelBuild {
+    /// The forward kernel for a configuration.
+    pub fn forward(cfg: &KernelConfig, io: IoType, has_bias: bool) -> Self {
+        Self {
+            file: KernelFile::Forward,
+            defines: vec![
+                ("HEAD_DIM_QK", cfg.head_dim_qk.into()),
+                ("HEAD_DIM_V", cfg.head_dim_v.into()),
+                ("BLOCK_Q", cfg.fwd_block_q.into()),
+                ("BLOCK_KV", cfg.fwd_block_kv.into()),
+                ("WARPS", cfg.fwd_warps.into()),
+                ("IS_BF16", io.is_bf16()),
+                ("HAS_BIAS", i64::from(has_bias)),
+                ("SMEM_BYTES", cfg.fwd_smem_bytes().into()),
+            ],
+            threads: 32 * cfg.fwd_warps,
+            smem_bytes: cfg.fwd_smem_bytes(),
+        }
+    }
+
+    /// The backward preprocess kernel (delta, zeroed accumulators).
+    pub fn preprocess(cfg: &KernelConfig, io: IoType) -> Self {
+        Self {
+            file: KernelFile::Preprocess,
+            defines: vec![
+                ("HEAD_DIM_QK", cfg.head_dim_qk.into()),
+                ("HEAD_DIM_V", cfg.head_dim_v.into()),
+                ("IS_BF16", io.is_bf16()),
+            ],
+            threads: 128,
+            smem_bytes: 0,
+        }
+    }
+
+    /// The main backward kernel.
+    pub fn bwd_main(cfg: &KernelConfig, io: IoType, has_bias: bool, dbias: DbiasMode) -> Self {
+        Self {
+            file: KernelFile::BwdMain,
+            defines: vec![
+                ("HEAD_DIM_QK", cfg.head_dim_qk.into()),
+                ("HEAD_DIM_V", cfg.head_dim_v.into()),
+                ("BLOCK_Q", cfg.bwd_block_q.into()),
+                ("BLOCK_KV", cfg.bwd_block_kv.into()),
+                ("WARPS", cfg.bwd_warps.into()),
+                ("IS_BF16", io.is_bf16()),
+                ("HAS_BIAS", i64::from(has_bias)),
+                ("DBIAS_MODE", dbias as i64),
+                ("SMEM_BYTES", cfg.bwd_smem_bytes().into()),
+            ],
+            threads: 32 * cfg.bwd_warps,
+            smem_bytes: cfg.bwd_smem_bytes(),
+        }
+    }
+
+    /// The f32 -> io dtype convert kernel.
+    pub fn convert(io: IoType) -> Self {
+        Self {
+            file: KernelFile::Convert,
+            defines: vec![("IS_BF16", io.is_bf16())],
+            threads: 256,
+            smem_bytes: 0,
+        }
+    }
+
+    /// Every specialization a configuration can need (what the fitness test compiles).
+    pub fn all_for(cfg: &KernelConfig) -> Vec<Self> {
+        let mut v = Vec::new();
+        for io in [IoType::Bf16, IoType::F16] {
+            for has_bias in [false, true] {
+                v.push(Self::forward(cfg, io, has_bias));
+            }
+            v.push(Self::bwd_main(cfg, io, false, DbiasMode::None));
+            for dbias in [DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate] {
+                v.push(Self::bwd_main(cfg, io, true, dbias));
+            }
+            v.push(Self::preprocess(cfg, io));
+            v.push(Self::convert(io));
+        }
+        v
+    }
+
+    /// NVRTC options for a virtual architecture (e.g. 120 -> compute_120).
+    pub fn options(&self, arch: u32) -> Vec<String> {
+        let mut o = vec![
+            format!("--gpu-architecture=compute_{arch}"),
+            "--std=c++17".to_string(),
+        ];
+        o.extend(self.defines.iter().map(|(k, v)| format!("-D{k}={v}")));
+        o
+    }
+
+    /// Short description, e.g. `bwd_main.cu HEAD_DIM_QK=128 ...`.
+    pub fn describe(&self) -> String {
+        let mut s = self.file.file_name().to_string();
+        for (k, v) in &self.defines {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        s
+    }
+}
+
+/// NVRTC's version (major, minor).
+///
+/// # Errors
+/// [`CudaError::Unavailable`] when NVRTC cannot be opened.
+pub fn nvrtc_version() -> Result<(i32, i32), CudaError> {
+    if !super::probe::nvrtc_present() {
+        return Err(super::probe::Unavailable::NoNvrtcLibrary.into());
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the library is present (checked above); the out-pointers are valid locals.
+    let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    if rc != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(CudaError::Nvrtc {
+            kernel: "-",
+            during: "nvrtcVersion",
+            detail: format!("{rc:?}"),
+        });
+    }
+    Ok((major, minor))
+}
+
+/// Compiles one specialization to PTX for `compute_{arch}` (no GPU needed).
+///
+/// # Errors
+/// [`CudaError::Compile`] with the options and the full log when NVRTC rejects the source;
+/// [`CudaError::Unavailable`] without NVRTC.
+pub fn compile_ptx(build: &KernelBuild, arch: u32) -> Result<String, CudaError> {
+    if !super::probe::nvrtc_present() {
+        return Err(super::probe::Unavailable::NoNvrtcLibrary.into());
+    }
+    let kernel = build.file.file_name();
+    let opts = CompileOptions {
+        options: build.options(arch),
+        name: Some(kernel.to_string()),
+        ..Default::default()
+    };
+    match cudarc::nvrtc::compile_ptx_with_opts(build.file.source(), opts) {
+        Ok(ptx) => Ok(ptx.to_src()),
+        Err(CompileError::CompileError { options, log, .. }) => Err(CudaError::Compile {
+            kernel,
+            options,
+            log: log.to_string_lossy().into_owned(),
+        }),
+        Err(other) => Err(CudaError::Nvrtc {
+            kernel,
+            during: "compile",
+            detail: format!("{other:?}"),
+        }),
+    }
+}
+
+/// 64-bit FNV-1a: stable across Rust versions, so on-disk keys stay valid.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in *part {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h ^= 0xff; // separator, so ("ab","c") and ("a","bc") differ
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Cache key: source hash, options, arch and NVRTC version.
+pub fn cache_key(build: &KernelBuild, arch: u32, nvrtc: (i32, i32)) -> String {
+    let source = build.file.source();
+    let options = build.options(arch).join(" ");
+    let version = format!("nvrtc{}.{}", nvrtc.0, nvrtc.1);
+    let h = fnv1a(&[source.as_bytes(), options.as_bytes(), version.as_bytes()]);
+    format!("{}-sm{arch}-{version}-{h:016x}", build.file.entry())
+}
+
+/// Compiled PTX, cached in memory and (optionally) on disk.
+#[derive(Debug)]
+pub struct PtxCache {
+    memory: Mutex<HashMap<String, Arc<str>>>,
+    dir: Option<PathBuf>,
+}
+
+impl PtxCache {
+    /// A cache that also persists to `dir` (None: memory only).
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        Self {
+            memory: Mutex::new(HashMap::new()),
+            dir,
+        }
+    }
+
+    /// `$RIME_KERNEL_CACHE`, else `$XDG_CACHE_HOME/rime/kernels`, else `$HOME/.cache/rime/kernels`.
+    pub fn default_dir() -> Option<PathBuf> {
+        if let Some(d) = std::env::var_os("RIME_KERNEL_CACHE") {
+            return Some(PathBuf::from(d));
+        }
+        if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+            return Some(PathBuf::from(d).join("rime/kernels"));
+        }
+        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/rime/kernels"))
+    }
+
+    /// PTX for `build` on `compute_{arch}`, compiling at most once per key.
+    ///
+    /// # Errors
+    /// As [`compile_ptx`]; disk-cache failures are not errors (they only cost a recompile).
+    pub fn get_or_compile(
+        &self,
+        build: &KernelBuild,
+        arch: u32,
+    ) -> Result<(String, Arc<str>), CudaError> {
+        let key = cache_key(build, arch, nvrtc_version()?);
+        if let Some(hit) = self.lock().get(&key) {
+            return Ok((key, hit.clone()));
+        }
+        let path = self.dir.as_ref().map(|d| d.join(format!("{key}.ptx")));
+        let ptx: Arc<str> = match path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
+            Some(text) => text.into(),
+            None => {
+                let text = compile_ptx(build, arch)?;
+                if let (Some(dir), Some(p)) = (&self.dir, &path) {
+                    // Write then rename, so a concurrent reader never sees half a file.
+                    let tmp = p.with_extension(format!("ptx.{}", std::process::id()));
+                    let _ = std::fs::create_dir_all(dir)
+                        .and_then(|()| std::fs::write(&tmp, &text))
+                        .and_then(|()| std::fs::rename(&tmp, p));
+                }
+                text.into()
+            }
+        };
+        self.lock().insert(key.clone(), ptx.clone());
+        Ok((key, ptx))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<str>>> {
+        // A panic while holding the lock cannot leave the map inconsistent (single inserts).
+        self.memory.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::table::SM120_KERNELS;
+
+    #[test]
+    fn keys_change_with_options_arch_and_version() {
+        let cfg = &SM120_KERNELS[0];
+        let a = KernelBuild::forward(cfg, IoType::Bf16, false);
+        let b = KernelBuild::forward(cfg, IoType::F16, false);
+        assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&b, 120, (13, 0)));
+        assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&a, 90, (13, 0)));
+        assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&a, 120, (13, 1)));
+        assert_eq!(cache_key(&a, 120, (13, 0)), cache_key(&a, 120, (13, 0)));
+    }
+
+    #[test]
+    fn sources_are_self_contained() {
+        for f in [
+            KernelFile::Forward,
+            KernelFile::Preprocess,
+            KernelFile::BwdMain,
+            KernelFile::Convert,
+        ] {
+            assert!(!f.source().contains("#include"), "{}", f.file_name());
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Errors of the CUDA side of the engines crate.
+
+use cudarc::driver::DriverError;
+
+/// Why the CUDA engine could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum CudaError {
+    /// CUDA cannot be used on this machine (no driver library, no device, no NVRTC).
+    #[error("CUDA unavailable: {0}")]
+    Unavailable(#[from] crate::cuda::probe::Unavailable),
+    /// A CUDA driver call failed.
+    #[error("CUDA driver call failed during {during}: {source}")]
+    Driver {
+        /// What the engine was doing.
+        during: &'static str,
+        /// The driver's error.
+        #[source]
+        source: DriverError,
+    },
+    /// NVRTC rejected a kernel; the options and the full compiler log are kept.
+    #[error("NVRTC failed to compile {kernel} with options {options:?}:\n{log}")]
+    Compile {
+        /// Kernel file name.
+        kernel: &'static str,
+        /// Every option passed to NVRTC (defines included).
+        options: Vec<String>,
+        /// NVRTC's full program log.
+        log: String,
+    },
+    /// NVRTC failed outside compilation proper (program creation, PTX retrieval).
+    #[error("NVRTC failed during {during} of {kernel}: {detail}")]
+    Nvrtc {
+        /// Kernel file name.
+        kernel: &'static str,
+        /// Which NVRTC step failed.
+        during: &'static str,
+        /// NVRTC's error code, rendered.
+        detail: String,
+    },
+    /// The on-disk module cache could not be read or written.
+    #[error("kernel cache I/O at {path}: {source}")]
+    CacheIo {
+        /// File or directory involved.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No compiled kernel configuration covers these head dims.
+    #[error("no sm120 kernel configuration for head dims {head_dim_qk}/{head_dim_v}")]
+    NoKernelConfig {
+        /// Dqk asked for.
+        head_dim_qk: usize,
+        /// Dv asked for.
+        head_dim_v: usize,
+    },
+    /// The problem is outside what the kernels implement.
+    #[error("problem not supported by the sm120 kernels: {what}")]
+    Unsupported {
+        /// Which constraint failed.
+        what: &'static str,
+    },
+    /// A buffer handed to the engine has the wrong number of elements.
+    #[error("buffer {name} holds {actual} elements, the problem needs at least {needed}")]
+    BufferSize {
+        /// Buffer (port) name.
+        name: &'static str,
+        /// Elements the problem addresses.
+        needed: usize,
+        /// Elements the buffer holds.
+        actual: usize,
+    },
+}
+
+impl CudaError {
+    /// Wraps a driver error with what the engine was doing.
+    pub(crate) fn driver(during: &'static str) -> impl FnOnce(DriverError) -> Self {
+        move |source| Self::Driver { during, source }
+    }
+}

@@ -1,0 +1,112 @@
+//! Finding out, without panicking, whether CUDA can be used here.
+//!
+//! cudarc loads the driver and NVRTC libraries lazily and panics when a symbol is missing, so
+//! every check first asks whether the library can be opened at all, and the whole probe runs
+//! under `catch_unwind` as a last guard: a machine without CUDA gets a reason, never a crash.
+
+use std::fmt;
+
+/// Why CUDA cannot be used on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unavailable {
+    /// libcuda (the driver library) could not be opened.
+    NoDriverLibrary,
+    /// `cuInit` failed (driver present but not usable: no kernel module, wrong version).
+    DriverInit(String),
+    /// The driver reports no CUDA device.
+    NoDevice,
+    /// libnvrtc could not be opened (needed to compile the kernels at plan build).
+    NoNvrtcLibrary,
+    /// A CUDA library panicked while being probed (for example a missing symbol).
+    ProbePanicked(String),
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoDriverLibrary => write!(
+                f,
+                "the CUDA driver library (libcuda) was not found; install an NVIDIA driver"
+            ),
+            Self::DriverInit(e) => write!(f, "cuInit failed: {e}"),
+            Self::NoDevice => write!(f, "the CUDA driver reports no device"),
+            Self::NoNvrtcLibrary => write!(
+                f,
+                "NVRTC (libnvrtc.so.13) was not found; install the CUDA 13 toolkit or \
+                 `pip install nvidia-cuda-nvrtc==13.0.88` and add its lib directory to \
+                 LD_LIBRARY_PATH"
+            ),
+            Self::ProbePanicked(e) => write!(f, "a CUDA library failed while probing: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// Result of probing: how many devices there are, or why CUDA cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CudaStatus {
+    /// The driver works, NVRTC is present, and this many devices exist.
+    Available {
+        /// Number of CUDA devices.
+        devices: usize,
+    },
+    /// CUDA cannot be used; the engine falls back to the CPU.
+    Unavailable(Unavailable),
+}
+
+/// True when NVRTC can be opened (compiling needs no GPU).
+pub fn nvrtc_present() -> bool {
+    std::panic::catch_unwind(|| {
+        // SAFETY: only tries to dlopen the library by its candidate names.
+        unsafe { cudarc::nvrtc::sys::is_culib_present() }
+    })
+    .unwrap_or(false)
+}
+
+/// Probes the driver, the devices and NVRTC. Never panics.
+pub fn probe() -> CudaStatus {
+    match std::panic::catch_unwind(probe_inner) {
+        Ok(status) => status,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_else(|| "unknown panic".to_string());
+            CudaStatus::Unavailable(Unavailable::ProbePanicked(what))
+        }
+    }
+}
+
+fn probe_inner() -> CudaStatus {
+    // SAFETY: only tries to dlopen the library by its candidate names.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return CudaStatus::Unavailable(Unavailable::NoDriverLibrary);
+    }
+    if let Err(e) = cudarc::driver::result::init() {
+        return CudaStatus::Unavailable(Unavailable::DriverInit(e.to_string()));
+    }
+    let devices = match cudarc::driver::result::device::get_count() {
+        Ok(n) if n > 0 => n as usize,
+        Ok(_) => return CudaStatus::Unavailable(Unavailable::NoDevice),
+        Err(e) => return CudaStatus::Unavailable(Unavailable::DriverInit(e.to_string())),
+    };
+    if !nvrtc_present() {
+        return CudaStatus::Unavailable(Unavailable::NoNvrtcLibrary);
+    }
+    CudaStatus::Available { devices }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_never_panics_and_explains_itself() {
+        match probe() {
+            CudaStatus::Available { devices } => assert!(devices > 0),
+            CudaStatus::Unavailable(why) => assert!(!why.to_string().is_empty()),
+        }
+    }
+}

@@ -1,0 +1,570 @@
+//! GPU conformance sweep: for a table of cases, run the sm120 kernels and the f64 reference on
+//! the same inputs and compare every output by ||out - ref|| / ||ref|| (bf16 <= 1e-2,
+//! f16 <= 3e-3), with no NaN allowed. Outputs (and the workspace) are poisoned before each run
+//! so that unwritten elements show.
+
+use std::sync::Arc;
+
+use cudarc::driver::CudaSlice;
+use half::{bf16, f16};
+
+use super::compile::{IoType, PtxCache};
+use super::context::CudaDevice;
+use super::error::CudaError;
+use super::plan::{BackwardBuffers, ForwardBuffers, Sm120Plan};
+use super::problem::{AttnProblem, Band, BiasShape, Layouts, Strides};
+use super::reference::{self, DenseInputs};
+
+/// Physical layout of the io tensors in a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// (B, H, S, D) packed.
+    Bhsd,
+    /// (B, S, H, D) packed (heads interleaved).
+    Bshd,
+}
+
+/// One conformance case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// Short name.
+    pub name: String,
+    /// The problem (strides filled from `layout`).
+    pub problem: AttnProblem,
+    /// Layout of the io tensors.
+    pub layout: Layout,
+}
+
+/// Builder-style description used by the case table.
+#[derive(Debug, Clone, Copy)]
+struct Spec {
+    b: usize,
+    hq: usize,
+    hk: usize,
+    sq: usize,
+    skv: usize,
+    dqk: usize,
+    dv: usize,
+    band: Band,
+    bias: Option<(usize, usize)>,
+    dbias: bool,
+}
+
+const fn spec(b: usize, hq: usize, hk: usize, sq: usize, skv: usize, d: usize) -> Spec {
+    Spec {
+        b,
+        hq,
+        hk,
+        sq,
+        skv,
+        dqk: d,
+        dv: d,
+        band: Band {
+            right: None,
+            left: None,
+            bottom_right: false,
+        },
+        bias: None,
+        dbias: false,
+    }
+}
+
+const CAUSAL: Band = Band {
+    right: Some(0),
+    left: None,
+    bottom_right: false,
+};
+const CAUSAL_BR: Band = Band {
+    right: Some(0),
+    left: None,
+    bottom_right: true,
+};
+const WINDOW: Band = Band {
+    right: Some(0),
+    left: Some(64),
+    bottom_right: false,
+};
+const BAND: Band = Band {
+    right: Some(17),
+    left: Some(33),
+    bottom_right: false,
+};
+
+fn make(name: &str, s: Spec, io: IoType, layout: Layout) -> Case {
+    let (hv, bias) = (
+        s.hk,
+        s.bias.map(|(batch, heads)| BiasShape { batch, heads }),
+    );
+    let io_strides = |h: usize, seq: usize, d: usize| match layout {
+        Layout::Bhsd => Strides::bhsd(h, seq, d),
+        Layout::Bshd => Strides::bshd(h, seq, d),
+    };
+    let bias_strides = bias.map_or(Strides::default(), |b| Strides::bhsd(b.heads, s.sq, s.skv));
+    let layouts = Layouts {
+        q: io_strides(s.hq, s.sq, s.dqk),
+        k: io_strides(s.hk, s.skv, s.dqk),
+        v: io_strides(hv, s.skv, s.dv),
+        o: io_strides(s.hq, s.sq, s.dv),
+        d_o: io_strides(s.hq, s.sq, s.dv),
+        stats: Strides::bhsd(s.hq, s.sq, 1),
+        bias: bias_strides,
+        dq: io_strides(s.hq, s.sq, s.dqk),
+        dk: io_strides(s.hk, s.skv, s.dqk),
+        dv: io_strides(hv, s.skv, s.dv),
+        dbias: bias_strides,
+    };
+    let dt = match io {
+        IoType::Bf16 => "bf16",
+        IoType::F16 => "f16",
+    };
+    let lay = match layout {
+        Layout::Bhsd => "bhsd",
+        Layout::Bshd => "bshd",
+    };
+    Case {
+        name: format!("{name}/{dt}/{lay}"),
+        problem: AttnProblem {
+            batch: s.b,
+            hq: s.hq,
+            hk: s.hk,
+            hv,
+            sq: s.sq,
+            skv: s.skv,
+            dqk: s.dqk,
+            dv: s.dv,
+            io,
+            scale: 1.0 / (s.dqk as f32).sqrt(),
+            band: s.band,
+            bias,
+            dbias: s.dbias,
+            layouts,
+        },
+        layout,
+    }
+}
+
+/// The case table. `small` keeps shapes tiny (for compute-sanitizer) while still reaching every
+/// kernel specialization: each head-dim configuration, both dtypes, no bias / bias / direct and
+/// accumulated dBias, masks, GQA and ragged tails.
+pub fn cases(small: bool) -> Vec<Case> {
+    let mut v = Vec::new();
+    let both = |v: &mut Vec<Case>, name: &str, s: Spec, layout: Layout| {
+        v.push(make(name, s, IoType::Bf16, layout));
+        v.push(make(name, s, IoType::F16, layout));
+    };
+    for d in [(64, 64), (128, 128), (192, 128)] {
+        let mut s = spec(2, 4, 2, 70, 90, d.0);
+        s.dv = d.1;
+        let tag = format!("d{}v{}", d.0, d.1);
+        both(&mut v, &format!("{tag}-plain"), s, Layout::Bhsd);
+        both(
+            &mut v,
+            &format!("{tag}-causal-bias-dbias"),
+            Spec {
+                band: CAUSAL,
+                bias: Some((2, 4)),
+                dbias: true,
+                ..s
+            },
+            Layout::Bshd,
+        );
+        both(
+            &mut v,
+            &format!("{tag}-window-bcast-dbias"),
+            Spec {
+                band: WINDOW,
+                bias: Some((1, 4)),
+                dbias: true,
+                ..s
+            },
+            Layout::Bhsd,
+        );
+        both(
+            &mut v,
+            &format!("{tag}-br-causal"),
+            Spec {
+                band: CAUSAL_BR,
+                sq: 33,
+                ..s
+            },
+            Layout::Bshd,
+        );
+    }
+    if small {
+        return v;
+    }
+    let l = Layout::Bshd;
+    let big = [
+        ("len1x17", spec(2, 2, 2, 1, 17, 64), Layout::Bhsd),
+        ("len17", spec(2, 2, 1, 17, 17, 128), l),
+        (
+            "len1000-causal",
+            Spec {
+                band: CAUSAL,
+                ..spec(1, 4, 4, 1000, 1000, 128)
+            },
+            Layout::Bhsd,
+        ),
+        ("len1537", spec(1, 2, 2, 1537, 1537, 64), l),
+        (
+            "len1537-causal-d192",
+            Spec {
+                band: CAUSAL,
+                dv: 128,
+                ..spec(1, 2, 2, 1537, 1537, 192)
+            },
+            l,
+        ),
+        (
+            "sq100-skv300-br-causal",
+            Spec {
+                band: CAUSAL_BR,
+                ..spec(2, 4, 4, 100, 300, 64)
+            },
+            l,
+        ),
+        (
+            "sq300-skv100-causal",
+            Spec {
+                band: CAUSAL,
+                ..spec(2, 4, 4, 300, 100, 128)
+            },
+            Layout::Bhsd,
+        ),
+        ("gqa32x8", spec(1, 32, 8, 257, 257, 64), l),
+        (
+            "gqa32x8-causal-bias",
+            Spec {
+                band: CAUSAL,
+                bias: Some((1, 32)),
+                dbias: true,
+                ..spec(2, 32, 8, 130, 130, 128)
+            },
+            l,
+        ),
+        ("mqa8x1", spec(2, 8, 1, 200, 200, 128), Layout::Bhsd),
+        (
+            "mqa8x1-band-bias-headbcast",
+            Spec {
+                band: BAND,
+                bias: Some((2, 1)),
+                dbias: true,
+                ..spec(2, 8, 1, 211, 187, 64)
+            },
+            l,
+        ),
+        (
+            "bias11-dbias",
+            Spec {
+                bias: Some((1, 1)),
+                dbias: true,
+                ..spec(3, 2, 2, 150, 77, 64)
+            },
+            Layout::Bhsd,
+        ),
+        (
+            "bias-no-dbias",
+            Spec {
+                bias: Some((2, 2)),
+                ..spec(2, 2, 2, 129, 129, 128)
+            },
+            l,
+        ),
+        (
+            "window-long",
+            Spec {
+                band: WINDOW,
+                ..spec(1, 2, 2, 1000, 1000, 64)
+            },
+            l,
+        ),
+    ];
+    for (name, s, layout) in big {
+        both(&mut v, name, s, layout);
+    }
+    v
+}
+
+/// Relative error of one output.
+#[derive(Debug, Clone)]
+pub struct OutputCheck {
+    /// Port name.
+    pub name: &'static str,
+    /// ||out - ref|| / ||ref|| (over finite reference entries).
+    pub rel_err: f64,
+    /// Elements that are NaN, or infinite where the reference is finite.
+    pub bad: usize,
+}
+
+/// Result of one case.
+#[derive(Debug, Clone)]
+pub struct CaseReport {
+    /// Case name.
+    pub name: String,
+    /// Tolerance applied.
+    pub tolerance: f64,
+    /// Per-output checks.
+    pub outputs: Vec<OutputCheck>,
+    /// Set when the engine returned an error instead of results.
+    pub error: Option<String>,
+}
+
+impl CaseReport {
+    /// True when every output is within tolerance and finite, and nothing failed.
+    pub fn passed(&self) -> bool {
+        self.error.is_none()
+            && self
+                .outputs
+                .iter()
+                .all(|o| o.bad == 0 && o.rel_err <= self.tolerance)
+    }
+}
+
+/// splitmix64: a small seeded generator (tests must not depend on a `rand` version).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        ((z >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+}
+
+fn to_bits(io: IoType, x: f32) -> u16 {
+    match io {
+        IoType::Bf16 => bf16::from_f32(x).to_bits(),
+        IoType::F16 => f16::from_f32(x).to_bits(),
+    }
+}
+
+fn from_bits(io: IoType, b: u16) -> f32 {
+    match io {
+        IoType::Bf16 => bf16::from_bits(b).to_f32(),
+        IoType::F16 => f16::from_bits(b).to_f32(),
+    }
+}
+
+/// Random dense tensor rounded to the io dtype: (bits, values).
+fn random(io: IoType, n: usize, rng: &mut Rng) -> (Vec<u16>, Vec<f32>) {
+    let bits: Vec<u16> = (0..n).map(|_| to_bits(io, rng.next())).collect();
+    let vals = bits.iter().map(|&b| from_bits(io, b)).collect();
+    (bits, vals)
+}
+
+fn dense_index(dims: [usize; 4], s: Strides) -> impl Iterator<Item = usize> {
+    let [b, h, n, d] = dims;
+    (0..b).flat_map(move |bi| {
+        (0..h).flat_map(move |hi| {
+            (0..n).flat_map(move |ni| {
+                (0..d).map(move |di| {
+                    (bi as i64 * s.b + hi as i64 * s.h + ni as i64 * s.s) as usize + di
+                })
+            })
+        })
+    })
+}
+
+fn scatter<T: Copy>(dense: &[T], dims: [usize; 4], s: Strides, fill: T) -> Vec<T> {
+    let mut out = vec![fill; s.extent(dims)];
+    for (src, dst) in dense.iter().zip(dense_index(dims, s)) {
+        out[dst] = *src;
+    }
+    out
+}
+
+fn gather<T: Copy>(buf: &[T], dims: [usize; 4], s: Strides) -> Vec<T> {
+    dense_index(dims, s).map(|i| buf[i]).collect()
+}
+
+fn compare(name: &'static str, out: &[f32], reference: &[f64]) -> OutputCheck {
+    let (mut num, mut den, mut bad) = (0.0f64, 0.0f64, 0usize);
+    for (&o, &r) in out.iter().zip(reference) {
+        if r.is_finite() {
+            if !o.is_finite() {
+                bad += 1;
+                continue;
+            }
+            num += (f64::from(o) - r).powi(2);
+            den += r * r;
+        } else if f64::from(o) != r {
+            bad += 1; // e.g. Stats of a fully masked row must be -inf too
+        }
+    }
+    let rel_err = if den > 0.0 {
+        (num / den).sqrt()
+    } else {
+        num.sqrt()
+    };
+    OutputCheck { name, rel_err, bad }
+}
+
+/// Runs every case on `dev`, calling `each` with each report as it completes.
+pub fn run(dev: &CudaDevice, cases: &[Case], mut each: impl FnMut(&CaseReport)) -> Vec<CaseReport> {
+    cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let report = match run_case(dev, c, 0x5eed + i as u64) {
+                Ok(outputs) => CaseReport {
+                    name: c.name.clone(),
+                    tolerance: tolerance(c),
+                    outputs,
+                    error: None,
+                },
+                Err(e) => CaseReport {
+                    name: c.name.clone(),
+                    tolerance: tolerance(c),
+                    outputs: Vec::new(),
+                    error: Some(e.to_string()),
+                },
+            };
+            each(&report);
+            report
+        })
+        .collect()
+}
+
+fn tolerance(c: &Case) -> f64 {
+    match c.problem.io {
+        IoType::Bf16 => 1e-2,
+        IoType::F16 => 3e-3,
+    }
+}
+
+const POISON: u16 = 0xffff; // NaN in both bf16 and f16
+
+fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>, CudaError> {
+    let p = &case.problem;
+    let l = &p.layouts;
+    let io = p.io;
+    let plan = Sm120Plan::new(p.clone())?;
+    let st = dev.stream();
+    let drv = CudaError::driver;
+    let mut rng = Rng(seed);
+    let dq_dims = [p.batch, p.hq, p.sq, p.dqk];
+    let dk_dims = [p.batch, p.hk, p.skv, p.dqk];
+    let dv_dims = [p.batch, p.hv, p.skv, p.dv];
+    let o_dims = [p.batch, p.hq, p.sq, p.dv];
+    let st_dims = [p.batch, p.hq, p.sq, 1];
+    let bias_dims = p.bias.map(|b| [b.batch, b.heads, p.sq, p.skv]);
+    let n = |d: [usize; 4]| d.iter().product::<usize>();
+
+    let (q_bits, q) = random(io, n(dq_dims), &mut rng);
+    let (k_bits, k) = random(io, n(dk_dims), &mut rng);
+    let (v_bits, v) = random(io, n(dv_dims), &mut rng);
+    let (do_bits, d_o) = random(io, n(o_dims), &mut rng);
+    let bias = bias_dims.map(|d| random(io, n(d), &mut rng));
+
+    let up = |bits: &[u16], dims, s| {
+        st.clone_htod(&scatter(bits, dims, s, 0u16))
+            .map_err(drv("upload"))
+    };
+    let poisoned = |dims, s: Strides| {
+        st.clone_htod(&vec![POISON; s.extent(dims)])
+            .map_err(drv("poison"))
+    };
+    let d_q = up(&q_bits, dq_dims, l.q)?;
+    let d_k = up(&k_bits, dk_dims, l.k)?;
+    let d_v = up(&v_bits, dv_dims, l.v)?;
+    let d_do = up(&do_bits, o_dims, l.d_o)?;
+    let d_bias: Option<CudaSlice<u16>> = match (&bias, bias_dims) {
+        (Some((bits, _)), Some(dims)) => Some(up(bits, dims, l.bias)?),
+        _ => None,
+    };
+    let mut d_o_buf = poisoned(o_dims, l.o)?;
+    let mut d_stats: CudaSlice<f32> = st
+        .clone_htod(&vec![f32::NAN; l.stats.extent(st_dims)])
+        .map_err(drv("poison"))?;
+
+    plan.forward(
+        dev,
+        ForwardBuffers {
+            q: &d_q,
+            k: &d_k,
+            v: &d_v,
+            bias: d_bias.as_ref(),
+            o: &mut d_o_buf,
+            stats: &mut d_stats,
+        },
+    )?;
+    dev.synchronize()?;
+    let o_gpu_bits = gather(
+        &st.clone_dtoh(&d_o_buf).map_err(drv("download"))?,
+        o_dims,
+        l.o,
+    );
+    let stats_gpu = gather(
+        &st.clone_dtoh(&d_stats).map_err(drv("download"))?,
+        st_dims,
+        l.stats,
+    );
+    let o_gpu: Vec<f32> = o_gpu_bits.iter().map(|&b| from_bits(io, b)).collect();
+
+    let inputs = DenseInputs {
+        q: &q,
+        k: &k,
+        v: &v,
+        bias: bias.as_ref().map(|b| b.1.as_slice()),
+    };
+    let (o_ref, stats_ref) = reference::forward(p, &inputs);
+    let mut checks = vec![
+        compare("O", &o_gpu, &o_ref),
+        compare("Stats", &stats_gpu, &stats_ref),
+    ];
+
+    let mut d_dq = poisoned(dq_dims, l.dq)?;
+    let mut d_dk = poisoned(dk_dims, l.dk)?;
+    let mut d_dv = poisoned(dv_dims, l.dv)?;
+    let mut d_dbias = match bias_dims {
+        Some(dims) if p.dbias => Some(poisoned(dims, l.dbias)?),
+        _ => None,
+    };
+    let mut ws: CudaSlice<u8> = st
+        .clone_htod(&vec![0xffu8; plan.workspace().bytes.max(1)])
+        .map_err(drv("poison"))?;
+    plan.backward(
+        dev,
+        BackwardBuffers {
+            q: &d_q,
+            k: &d_k,
+            v: &d_v,
+            o: &d_o_buf,
+            d_o: &d_do,
+            stats: &d_stats,
+            bias: d_bias.as_ref(),
+            dq: &mut d_dq,
+            dk: &mut d_dk,
+            dv: &mut d_dv,
+            dbias: d_dbias.as_mut(),
+            workspace: &mut ws,
+        },
+    )?;
+    dev.synchronize()?;
+    let fetch = |buf: &CudaSlice<u16>, dims, s| -> Result<Vec<f32>, CudaError> {
+        let host = st.clone_dtoh(buf).map_err(drv("download"))?;
+        Ok(gather(&host, dims, s)
+            .iter()
+            .map(|&b| from_bits(io, b))
+            .collect())
+    };
+    let grads = reference::backward(p, &inputs, &o_gpu, &d_o, &stats_gpu);
+    checks.push(compare("dQ", &fetch(&d_dq, dq_dims, l.dq)?, &grads.dq));
+    checks.push(compare("dK", &fetch(&d_dk, dk_dims, l.dk)?, &grads.dk));
+    checks.push(compare("dV", &fetch(&d_dv, dv_dims, l.dv)?, &grads.dv));
+    if let (Some(buf), Some(dims), Some(reference)) = (&d_dbias, bias_dims, &grads.dbias) {
+        checks.push(compare("dBias", &fetch(buf, dims, l.dbias)?, reference));
+    }
+    Ok(checks)
+}
+
+/// Opens device 0 with the default kernel cache.
+///
+/// # Errors
+/// [`CudaError::Unavailable`] with the reason when there is no usable GPU.
+pub fn open_default_device() -> Result<CudaDevice, CudaError> {
+    CudaDevice::open(0, Arc::new(PtxCache::new(PtxCache::default_dir())))
+}

@@ -1,0 +1,148 @@
+//! SM120 fitness: every kernel specialization of every configuration in the sm120 table is
+//! compiled by NVRTC for compute_120 and assembled by `ptxas -arch=sm_120 -v`; the test asserts
+//! static + dynamic shared memory <= 101,376 bytes, zero spill bytes, no stack frame, and
+//! registers x threads within what one block may use under its launch bounds.
+//!
+//! Needs NVRTC (libnvrtc.so.13 on the loader path) and ptxas (`RIME_PTXAS`, else `ptxas` on
+//! PATH). Without them it skips, saying why, unless `RIME_REQUIRE_NVRTC=1` (CI sets it).
+//! CI: `pip install nvidia-cuda-nvrtc==13.0.88 nvidia-cuda-nvcc==13.0.88` into a venv, then
+//! `LD_LIBRARY_PATH=$VENV/lib/python3*/site-packages/nvidia/cu13/lib` and
+//! `RIME_PTXAS=$VENV/lib/python3*/site-packages/nvidia/cu13/bin/ptxas`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use rime_engines::cuda::compile::{compile_ptx, KernelBuild};
+use rime_engines::cuda::probe::nvrtc_present;
+use rime_engines::cuda::table::{SM120_KERNELS, SM120_SMEM_PER_BLOCK};
+
+/// Registers per SM on sm_120 (64K 32-bit registers).
+const SM120_REGISTERS_PER_SM: u32 = 65_536;
+
+fn ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("RIME_PTXAS") {
+        return Some(PathBuf::from(p));
+    }
+    Command::new("ptxas")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| PathBuf::from("ptxas"))
+}
+
+fn skip_or_fail(why: &str) {
+    if std::env::var("RIME_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+        panic!("RIME_REQUIRE_NVRTC=1 but {why}");
+    }
+    eprintln!("SKIPPED sm120_fitness: {why} (set RIME_REQUIRE_NVRTC=1 to make this a failure)");
+}
+
+#[derive(Debug, Default)]
+struct PtxasReport {
+    registers: u32,
+    static_smem: u32,
+    spill_stores: u32,
+    spill_loads: u32,
+    stack: u32,
+}
+
+fn number_before(line: &str, marker: &str) -> Option<u32> {
+    let head = &line[..line.find(marker)?];
+    head.split_whitespace().last()?.parse().ok()
+}
+
+fn parse(log: &str) -> PtxasReport {
+    let mut r = PtxasReport::default();
+    for line in log.lines() {
+        if let Some(v) = number_before(line, "bytes stack frame") {
+            r.stack = v;
+        }
+        if let Some(v) = number_before(line, "bytes spill stores") {
+            r.spill_stores = v;
+        }
+        if let Some(v) = number_before(line, "bytes spill loads") {
+            r.spill_loads = v;
+        }
+        if let Some(v) = number_before(line, "registers") {
+            r.registers = v;
+        }
+        if let Some(v) = number_before(line, "bytes smem") {
+            r.static_smem = v;
+        }
+    }
+    r
+}
+
+#[test]
+fn every_sm120_configuration_fits() {
+    if !nvrtc_present() {
+        return skip_or_fail("NVRTC (libnvrtc.so.13) is not on the loader path");
+    }
+    let Some(ptxas) = ptxas() else {
+        return skip_or_fail("ptxas was not found (set RIME_PTXAS)");
+    };
+    let dir = std::env::temp_dir().join(format!("rime-fitness-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for cfg in SM120_KERNELS {
+        for build in KernelBuild::all_for(cfg) {
+            let what = build.describe();
+            let ptx = match compile_ptx(&build, 120) {
+                Ok(p) => p,
+                Err(e) => {
+                    failures.push(format!("{what}: {e}"));
+                    continue;
+                }
+            };
+            let ptx_path = dir.join(format!("k{checked}.ptx"));
+            std::fs::write(&ptx_path, ptx).expect("write ptx");
+            let out = Command::new(&ptxas)
+                .args(["-arch=sm_120", "-v", "-o"])
+                .arg(dir.join(format!("k{checked}.cubin")))
+                .arg(&ptx_path)
+                .output()
+                .expect("run ptxas");
+            checked += 1;
+            let log = String::from_utf8_lossy(&out.stderr).into_owned();
+            if !out.status.success() {
+                failures.push(format!("{what}: ptxas failed:\n{log}"));
+                continue;
+            }
+            let r = parse(&log);
+            let smem = r.static_smem + build.smem_bytes;
+            println!(
+                "{what}: {} regs x {} threads, smem {} B (static {} + dynamic {}), spills {}/{}, stack {}",
+                r.registers, build.threads, smem, r.static_smem, build.smem_bytes, r.spill_stores, r.spill_loads, r.stack
+            );
+            if smem > SM120_SMEM_PER_BLOCK {
+                failures.push(format!(
+                    "{what}: shared memory {smem} B > {SM120_SMEM_PER_BLOCK} B"
+                ));
+            }
+            if r.spill_stores != 0 || r.spill_loads != 0 || r.stack != 0 {
+                failures.push(format!(
+                    "{what}: spills {}/{} B, stack {} B",
+                    r.spill_stores, r.spill_loads, r.stack
+                ));
+            }
+            if r.registers == 0
+                || r.registers > 255
+                || r.registers * build.threads > SM120_REGISTERS_PER_SM
+            {
+                failures.push(format!(
+                    "{what}: {} registers x {} threads exceed one block's budget",
+                    r.registers, build.threads
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(checked > 0, "no kernel was checked");
+    assert!(
+        failures.is_empty(),
+        "SM120 fitness failures:\n{}",
+        failures.join("\n")
+    );
+}
