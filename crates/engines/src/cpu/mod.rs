@@ -13,6 +13,7 @@ mod forward;
 mod gemm;
 mod layout;
 mod mask;
+pub mod perf;
 mod problem;
 mod reduce;
 mod tile;
