@@ -1,3 +1,40 @@
-//! The `rime` command line.
+//! The `rime` command line. Exit codes: 0 success, 1 a verdict of failure (e.g. an invalid
+//! graph), 2 usage errors (clap's).
 
-fn main() {}
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// SDPA graphs in the style of the cuDNN frontend: validate, check support, rank engines, run.
+#[derive(Debug, Parser)]
+#[command(name = "rime", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands; each lives in its own file under `cmd/`.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Load graph files and check their structure.
+    Validate(cmd::validate::ValidateArgs),
+    /// Print the JSON Schema of the graph format.
+    Schema(cmd::schema::SchemaArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Validate(args) => cmd::validate::run(args),
+        Command::Schema(args) => cmd::schema::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
