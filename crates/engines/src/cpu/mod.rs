@@ -9,6 +9,7 @@
 
 mod backward;
 mod element;
+mod engine;
 mod forward;
 mod gemm;
 mod layout;
@@ -20,6 +21,7 @@ mod tile;
 
 pub use backward::backward;
 pub use element::{Element, Real};
+pub use engine::{CpuEngine, CpuPlan};
 pub use forward::forward;
 pub use layout::{HostSlice, HostSliceMut, TensorMut, TensorRef, View4};
 pub use problem::{
