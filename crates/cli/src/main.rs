@@ -1,34 +1,43 @@
-//! The `rime` command line.
+//! The `rime` command line. Exit codes: 0 success, 1 a verdict of failure (e.g. an invalid
+//! graph), 2 usage errors (clap's).
 
-mod cmd;
+use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// rime: SDPA backward graphs, support checks, heuristics and engines.
+mod cmd;
+
+/// SDPA graphs in the style of the cuDNN frontend: validate, check support, rank engines, run.
 #[derive(Debug, Parser)]
-#[command(name = "rime", version)]
+#[command(name = "rime", version, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// The subcommands; each lives in its own file under `cmd/`.
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// GPU conformance sweep of the sm120 kernels against the reference.
+    /// Load graph files and check their structure.
+    Validate(cmd::validate::ValidateArgs),
+    /// Print the JSON Schema of the graph format.
+    Schema(cmd::schema::SchemaArgs),
+    /// GPU conformance sweep: sm120 kernels against the reference (skips without a GPU).
     Selftest(cmd::selftest::SelftestArgs),
 }
 
-fn main() -> std::process::ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
+        Command::Validate(args) => cmd::validate::run(args),
+        Command::Schema(args) => cmd::schema::run(args),
         Command::Selftest(args) => cmd::selftest::run(args),
     };
     match result {
-        Ok(true) => std::process::ExitCode::SUCCESS,
-        Ok(false) => std::process::ExitCode::from(1),
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            std::process::ExitCode::from(1)
+            ExitCode::FAILURE
         }
     }
 }

@@ -27,6 +27,7 @@ mod context;
 mod dtype;
 mod error;
 mod graph;
+pub mod json;
 mod node;
 mod port;
 mod sdpa;

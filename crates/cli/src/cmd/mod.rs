@@ -1,3 +1,5 @@
 //! One module per subcommand.
 
+pub mod schema;
+pub mod validate;
 pub mod selftest;

@@ -1,6 +1,7 @@
 //! `rime selftest`: the GPU conformance sweep (sm120 kernels against the f64 reference).
 
 use std::io::Write;
+use std::process::ExitCode;
 
 use rime_engines::cuda::selftest::{self, CaseReport};
 
@@ -36,17 +37,18 @@ fn line(r: &CaseReport) -> String {
     s
 }
 
-/// Runs the sweep; returns whether every case passed (Ok(true) also when skipped).
+/// Runs the sweep: exit 0 when every case passed (or the run was skipped without a GPU), 1 when
+/// a case failed.
 ///
 /// # Errors
 /// When the report file cannot be written, or no GPU is usable and one is required.
-pub fn run(args: &SelftestArgs) -> anyhow::Result<bool> {
+pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
     let require = args.require_gpu || std::env::var("RIME_REQUIRE_GPU").is_ok_and(|v| v == "1");
     let dev = match selftest::open_default_device() {
         Ok(d) => d,
         Err(e) if !require => {
             println!("SKIPPED selftest: {e}");
-            return Ok(true);
+            return Ok(ExitCode::SUCCESS);
         }
         Err(e) => anyhow::bail!("selftest needs a GPU: {e}"),
     };
@@ -97,5 +99,5 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<bool> {
     if let Some(f) = file.as_mut() {
         writeln!(f, "{summary}")?;
     }
-    Ok(failed == 0)
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -1,0 +1,179 @@
+//! The cost model behind the heuristics: a rough, documented time estimate per configuration.
+//!
+//! time = max(FLOPs / (mma rate x efficiency), bytes / bandwidth) x (1 + relay penalty)
+//!        + kernel launches x launch overhead,
+//! then x (1 + workspace / free memory) so that memory-hungry routes lose ties.
+//!
+//! - FLOPs: forward 2·B·Hq·Sq·Skv·(Dqk + Dv), backward 2.5x that (sdpa-backward.md section 2),
+//!   halved for a causal mask without a window; SM120 kernels pay for their envelope (padded
+//!   head dims do full-width math).
+//! - Bytes: every bound tensor once, plus route traffic: the f32 dQ accumulator is read and
+//!   written once per KV tile (atomic, relay); dS makes a round trip (two_kernel).
+//! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`]; the CPU reference engine runs
+//!   at [`HOST_TFLOPS`] / [`HOST_GBS`] whatever the target.
+//! - Determinism: relay serialises the KV-tile blocks of one Q tile: [`RELAY_PENALTY`] of the
+//!   kernel time (FA3's deterministic mode costs ~12-20%).
+
+use rime_graph::{Graph, Node, Port, SdpaShape};
+
+use crate::sm120::KernelConfig;
+use crate::{EngineConfig, EngineKind, RegionKind, Route, Target};
+
+/// Fraction of the mma.sync peak an attention kernel reaches (attention-backward-anchors 8.2).
+pub const SM120_EFFICIENCY: f64 = 0.5;
+/// Host f32 rate of the CPU reference engine, TFLOP/s.
+pub const HOST_TFLOPS: f64 = 0.05;
+/// Host memory bandwidth seen by the CPU reference engine, GB/s.
+pub const HOST_GBS: f64 = 20.0;
+/// Extra time of the relay route's ordered dQ accumulation, as a fraction.
+pub const RELAY_PENALTY: f64 = 0.15;
+/// Fixed cost of one kernel launch, seconds.
+pub const LAUNCH_SECONDS: f64 = 5e-6;
+
+/// What bounds an estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Bound {
+    /// Tensor-core arithmetic.
+    Compute,
+    /// Memory traffic.
+    Memory,
+}
+
+impl Bound {
+    /// Stable name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Bound::Compute => "compute",
+            Bound::Memory => "memory",
+        }
+    }
+}
+
+/// The estimate for one configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostEstimate {
+    /// Estimated seconds.
+    pub seconds: f64,
+    /// FLOPs executed (with envelope padding).
+    pub flops: f64,
+    /// Bytes moved.
+    pub bytes: f64,
+    /// Arithmetic rate assumed, FLOP/s.
+    pub rate: f64,
+    /// Bandwidth assumed, B/s.
+    pub bandwidth: f64,
+    /// What bounds it.
+    pub bound: Bound,
+    /// Kernel launches.
+    pub launches: u32,
+}
+
+/// Estimates one configuration of one node.
+pub fn estimate(
+    graph: &Graph,
+    node: &Node,
+    shape: &SdpaShape,
+    config: &EngineConfig,
+    target: &Target,
+) -> CostEstimate {
+    let backward = node.op == rime_graph::OpKind::SdpaBackward;
+    let (dqk, dv) = match config.kernel {
+        Some(k) => (f64::from(k.head_dim_qk), f64::from(k.head_dim_v)),
+        None => (shape.dqk as f64, shape.dv as f64),
+    };
+    let s = shape;
+    let scores = s.b as f64 * s.hq as f64 * s.sq as f64 * s.skv as f64;
+    let mut flops = 2.0 * scores * (dqk + dv);
+    if backward {
+        flops *= 2.5;
+    }
+    let o = &node.options;
+    if o.right_bound == Some(0) && o.left_bound.is_none() {
+        flops *= 0.5;
+    }
+    let mut bytes = tensor_bytes(graph, node) + route_bytes(shape, config);
+    let (rate, bandwidth) = match config.engine {
+        EngineKind::CpuReference => (HOST_TFLOPS * 1e12, HOST_GBS * 1e9),
+        EngineKind::Sm120 => (
+            target.mma_tflops * 1e12 * SM120_EFFICIENCY,
+            target.bandwidth_gbs * 1e9,
+        ),
+    };
+    let launches = launches(config, backward, node);
+    let compute = flops / rate.max(1.0);
+    let memory = bytes / bandwidth.max(1.0);
+    let bound = if compute >= memory {
+        Bound::Compute
+    } else {
+        Bound::Memory
+    };
+    let mut seconds = compute.max(memory);
+    if config.route == Some(Route::Relay) {
+        seconds *= 1.0 + RELAY_PENALTY;
+    }
+    seconds += f64::from(launches) * LAUNCH_SECONDS;
+    let free = target.free_memory_bytes.max(1) as f64;
+    seconds *= 1.0 + config.workspace.total_bytes() as f64 / free;
+    bytes = bytes.max(0.0);
+    CostEstimate {
+        seconds,
+        flops,
+        bytes,
+        rate,
+        bandwidth,
+        bound,
+        launches,
+    }
+}
+
+fn tensor_bytes(graph: &Graph, node: &Node) -> f64 {
+    node.inputs
+        .iter()
+        .chain(node.outputs.iter())
+        .filter_map(|(_, &id)| {
+            let t = graph.get(id)?;
+            let size = graph.data_type(id)?.size_bytes() as f64;
+            Some(t.element_count()? as f64 * size)
+        })
+        .sum()
+}
+
+/// Traffic of the route's workspace beyond writing it once.
+fn route_bytes(shape: &SdpaShape, config: &EngineConfig) -> f64 {
+    let w = &config.workspace;
+    let region = |k: RegionKind| w.region(k).map_or(0.0, |r| r.bytes as f64);
+    match config.route {
+        Some(Route::Atomic | Route::Relay) => {
+            let kv_tiles = config.kernel.map_or(1.0, |k| {
+                (shape.skv as f64 / f64::from(k.block_kv.max(1))).ceil()
+            });
+            2.0 * region(RegionKind::DqAccum) * kv_tiles
+        }
+        Some(Route::TwoKernel) => 2.0 * region(RegionKind::DScores),
+        None => 0.0,
+    }
+}
+
+fn launches(config: &EngineConfig, backward: bool, node: &Node) -> u32 {
+    match (config.engine, backward) {
+        (EngineKind::CpuReference, _) => 0,
+        (EngineKind::Sm120, false) => 1,
+        (EngineKind::Sm120, true) => {
+            // preprocess + main + (dQ convert | dQ GEMM), + dBias convert when accumulated.
+            let dbias = config.workspace.region(RegionKind::DbiasAccum).is_some()
+                && node.output(Port::DBias).is_some();
+            3 + u32::from(dbias)
+        }
+    }
+}
+
+/// The padding a kernel adds to the head dims, for explanations.
+pub(crate) fn padding_note(kernel: Option<&KernelConfig>, shape: &SdpaShape) -> Option<String> {
+    let k = kernel?;
+    (!k.is_exact(shape.dqk, shape.dv)).then(|| {
+        format!(
+            "pads ({}, {}) to ({}, {})",
+            shape.dqk, shape.dv, k.head_dim_qk, k.head_dim_v
+        )
+    })
+}

@@ -1,0 +1,187 @@
+//! Heuristics: a ranked list of supported engine configurations per node.
+//!
+//! Modes, in the spirit of cuDNN's heuristics modes:
+//! - [`HeuristicsMode::A`]: fastest first by the cost model ([`crate::cost`]).
+//! - [`HeuristicsMode::B`]: smallest workspace first, then fastest (memory-lean).
+//! - [`HeuristicsMode::Fallback`]: a fixed, shape-independent order (no cost model): relay,
+//!   atomic, two_kernel, SM120 forward, then the CPU reference.
+//!
+//! Users deselect configurations (`sm120`, `sm120/atomic`, ...) or pin one; deselected and
+//! unpinned ones are dropped, never reordered.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use rime_graph::NodeId;
+
+use crate::cost::{estimate, padding_note, CostEstimate};
+use crate::workspace::human_bytes;
+use crate::{EngineConfig, EngineKind, Route, SupportReport};
+
+/// How candidates are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum HeuristicsMode {
+    /// Fastest first (cost model).
+    #[default]
+    A,
+    /// Smallest workspace first, then fastest.
+    B,
+    /// Fixed order, no cost model.
+    Fallback,
+}
+
+impl HeuristicsMode {
+    /// Every mode.
+    pub const ALL: [HeuristicsMode; 3] = [
+        HeuristicsMode::A,
+        HeuristicsMode::B,
+        HeuristicsMode::Fallback,
+    ];
+
+    /// Stable name (`a`, `b`, `fallback`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            HeuristicsMode::A => "a",
+            HeuristicsMode::B => "b",
+            HeuristicsMode::Fallback => "fallback",
+        }
+    }
+
+    /// Parses a stable name (case-insensitive).
+    pub fn from_name(name: &str) -> Option<HeuristicsMode> {
+        HeuristicsMode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for HeuristicsMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Options of [`heuristics`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeuristicsOptions {
+    /// Ordering mode.
+    pub mode: HeuristicsMode,
+    /// Configurations to drop: an engine name (`sm120`) or `engine/route` (`sm120/atomic`).
+    pub deselect: Vec<String>,
+    /// When set, keep only configurations matching this selector.
+    pub pin: Option<String>,
+}
+
+/// One ranked, supported configuration of one node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The node.
+    pub node: NodeId,
+    /// Its name.
+    pub node_name: String,
+    /// 1-based rank within the node.
+    pub rank: usize,
+    /// The configuration (with its exact workspace).
+    pub config: EngineConfig,
+    /// The cost estimate.
+    pub estimate: CostEstimate,
+    /// One line: why it ranks where it does.
+    pub explanation: String,
+}
+
+/// True when `selector` (an engine name or `engine/route`) names `config`.
+pub fn matches(selector: &str, config: &EngineConfig) -> bool {
+    let selector = selector.trim();
+    selector == config.engine.name() || selector == config.label()
+}
+
+/// The supported configurations of every node, ranked by `options`, nodes in report order.
+pub fn heuristics(report: &SupportReport, options: &HeuristicsOptions) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for node in &report.nodes {
+        let (Some(shape), Some(graph_node)) = (node.shape, report.graph().node(node.node)) else {
+            continue;
+        };
+        let mut ranked: Vec<(EngineConfig, CostEstimate)> = node
+            .supported()
+            .filter_map(|c| c.config())
+            .filter(|c| !options.deselect.iter().any(|s| matches(s, c)))
+            .filter(|c| options.pin.as_deref().is_none_or(|p| matches(p, c)))
+            .map(|c| {
+                let e = estimate(report.graph(), graph_node, &shape, &c, report.target());
+                (c, e)
+            })
+            .collect();
+        ranked.sort_by(|a, b| order(options.mode, a, b));
+        for (i, (config, estimate)) in ranked.into_iter().enumerate() {
+            let explanation = explain(&config, &estimate, &shape, graph_node.options.deterministic);
+            out.push(Candidate {
+                node: node.node,
+                node_name: node.name.clone(),
+                rank: i + 1,
+                config,
+                estimate,
+                explanation,
+            });
+        }
+    }
+    out
+}
+
+fn fallback_position(c: &EngineConfig) -> usize {
+    match (c.engine, c.route) {
+        (EngineKind::Sm120, Some(Route::Relay)) => 0,
+        (EngineKind::Sm120, Some(Route::Atomic)) => 1,
+        (EngineKind::Sm120, Some(Route::TwoKernel)) => 2,
+        (EngineKind::Sm120, None) => 3,
+        (EngineKind::CpuReference, _) => 4,
+    }
+}
+
+fn order(
+    mode: HeuristicsMode,
+    (a, ea): &(EngineConfig, CostEstimate),
+    (b, eb): &(EngineConfig, CostEstimate),
+) -> Ordering {
+    let time = ea.seconds.total_cmp(&eb.seconds);
+    let ws = a.workspace.total_bytes().cmp(&b.workspace.total_bytes());
+    let primary = match mode {
+        HeuristicsMode::A => time,
+        HeuristicsMode::B => ws.then(time),
+        HeuristicsMode::Fallback => fallback_position(a).cmp(&fallback_position(b)),
+    };
+    primary.then_with(|| a.label().cmp(&b.label()))
+}
+
+fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, det: bool) -> String {
+    let mut parts = vec![format!(
+        "~{:.3} ms, {}-bound ({:.2} GFLOP at {:.1} TFLOP/s, {} at {:.0} GB/s)",
+        e.seconds * 1e3,
+        e.bound.name(),
+        e.flops / 1e9,
+        e.rate / 1e12,
+        human_bytes(e.bytes as u64),
+        e.bandwidth / 1e9
+    )];
+    parts.push(format!(
+        "workspace {}",
+        human_bytes(c.workspace.total_bytes())
+    ));
+    match c.route {
+        Some(Route::Atomic) => parts.push("fp32 atomics, not deterministic".into()),
+        Some(Route::Relay) => parts.push(format!(
+            "ordered dQ relay (+{:.0}%){}",
+            crate::cost::RELAY_PENALTY * 100.0,
+            if det { ", deterministic" } else { "" }
+        )),
+        Some(Route::TwoKernel) => parts.push("dS round trip + dQ GEMM, deterministic".into()),
+        None => {}
+    }
+    if c.engine == EngineKind::CpuReference {
+        parts.push("host reference".into());
+    }
+    if let Some(p) = padding_note(c.kernel, shape) {
+        parts.push(p);
+    }
+    parts.join("; ")
+}

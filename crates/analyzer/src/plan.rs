@@ -1,0 +1,158 @@
+//! `ApprovedPlan`: what engines accept — a node, a supported configuration and its exact
+//! workspace, which only the analyzer can construct.
+
+use std::sync::Arc;
+
+use rime_graph::{Graph, Node, NodeId, Port, SdpaShape, TensorId};
+
+use crate::heuristics::Candidate;
+use crate::{EngineConfig, EngineKind, Route, SupportReport, Target, WorkspaceLayout};
+
+/// The attention scale an engine must apply.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AttnScale {
+    /// Known at plan time: the `attn_scale` option, a by-value Attn_scale tensor, or the
+    /// default 1/sqrt(Dqk).
+    Value(f32),
+    /// Read at execution from this (1,1,1,1) f32 tensor of the variant pack.
+    Tensor(TensorId),
+}
+
+/// Why a configuration could not be approved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApproveError {
+    /// The node is not in the report.
+    #[error("node #{index} is not in the report")]
+    UnknownNode {
+        /// Node index.
+        index: usize,
+    },
+    /// The configuration is not supported (or was not considered) for this node.
+    #[error("node `{node}`: {config} is not a supported configuration")]
+    NotSupported {
+        /// Node name.
+        node: String,
+        /// `engine` or `engine/route`.
+        config: String,
+    },
+}
+
+/// A supported (node, engine configuration) pair, approved by the analyzer. Engines build plans
+/// from it; its fields can only be read.
+#[derive(Debug, Clone)]
+pub struct ApprovedPlan {
+    graph: Arc<Graph>,
+    target: Target,
+    node: NodeId,
+    config: EngineConfig,
+    shape: SdpaShape,
+    attn_scale: AttnScale,
+}
+
+impl ApprovedPlan {
+    /// The graph (the analyzer's snapshot of it).
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The graph, shared.
+    pub fn graph_arc(&self) -> &Arc<Graph> {
+        &self.graph
+    }
+
+    /// The target it was approved for.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// The node's id.
+    pub fn node_id(&self) -> NodeId {
+        self.node
+    }
+
+    /// The node (its ports and options).
+    pub fn node(&self) -> Option<&Node> {
+        self.graph.node(self.node)
+    }
+
+    /// The engine configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The node's shape.
+    pub fn shape(&self) -> SdpaShape {
+        self.shape
+    }
+
+    /// The attention scale to apply.
+    pub fn attn_scale(&self) -> AttnScale {
+        self.attn_scale
+    }
+
+    /// The exact workspace the engine must use and never exceed.
+    pub fn workspace(&self) -> &WorkspaceLayout {
+        &self.config.workspace
+    }
+}
+
+impl SupportReport {
+    /// Approves a supported configuration of a node, by engine and route.
+    ///
+    /// # Errors
+    /// [`ApproveError`] when the node is unknown or the configuration is not supported.
+    pub fn approve_config(
+        &self,
+        node: NodeId,
+        engine: EngineKind,
+        route: Option<Route>,
+    ) -> Result<ApprovedPlan, ApproveError> {
+        let report = self.node(node).ok_or(ApproveError::UnknownNode {
+            index: node.index(),
+        })?;
+        let not_supported = || ApproveError::NotSupported {
+            node: report.name.clone(),
+            config: crate::engine::label(engine, route),
+        };
+        let config = report
+            .config(engine, route)
+            .and_then(|c| c.config())
+            .ok_or_else(not_supported)?;
+        let shape = report.shape.ok_or_else(not_supported)?;
+        let graph_node = self.graph.node(node).ok_or_else(not_supported)?;
+        Ok(ApprovedPlan {
+            graph: Arc::clone(&self.graph),
+            target: self.target.clone(),
+            node,
+            config,
+            shape,
+            attn_scale: effective_scale(&self.graph, graph_node, &shape),
+        })
+    }
+
+    /// Approves a candidate returned by [`heuristics`](crate::heuristics()).
+    ///
+    /// # Errors
+    /// [`ApproveError`] when the candidate does not come from this report's supported set.
+    pub fn approve(&self, candidate: &Candidate) -> Result<ApprovedPlan, ApproveError> {
+        self.approve_config(
+            candidate.node,
+            candidate.config.engine,
+            candidate.config.route,
+        )
+    }
+}
+
+/// The option, else a by-value Attn_scale tensor, else the tensor at run time, else 1/sqrt(Dqk).
+fn effective_scale(graph: &Graph, node: &Node, shape: &SdpaShape) -> AttnScale {
+    if let Some(v) = node.options.attn_scale {
+        return AttnScale::Value(v);
+    }
+    if let Some(id) = node.input(Port::AttnScale) {
+        return match graph.get(id).and_then(|t| t.pass_by_value) {
+            Some(v) => AttnScale::Value(v.as_f64() as f32),
+            None => AttnScale::Tensor(id),
+        };
+    }
+    AttnScale::Value(1.0 / (shape.dqk.max(1) as f32).sqrt())
+}

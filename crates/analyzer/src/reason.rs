@@ -1,0 +1,630 @@
+//! Reason codes: why a graph, a node or an engine configuration is rejected.
+//!
+//! Every code is a fieldless variant with a stable string code (`AREA###`) that is never reused
+//! or renumbered. Its doc comment follows a fixed template — a one-line summary of what it
+//! checks, then `Why:` and `Fix:` paragraphs — and is the single source of `docs/reasons.md`
+//! ([`reasons_markdown`]) and of `rime explain CODE` ([`ReasonCode::doc`]).
+
+use std::fmt;
+
+/// The area a reason code belongs to (its code prefix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Area {
+    /// `STR`: structural validation of the graph (mapped from `rime_graph::GraphError`).
+    Structure,
+    /// `SHP`: shapes and sizes the SDPA semantics need.
+    Shape,
+    /// `SCL`: the attention scale.
+    Scale,
+    /// `MSK`: causal, band and ALiBi masks.
+    Mask,
+    /// `PAD`: padding masks and sequence lengths.
+    Padding,
+    /// `BIA`: additive bias and its gradient.
+    Bias,
+    /// `DRP`: dropout.
+    Dropout,
+    /// `SNK`: attention sink and its gradient.
+    Sink,
+    /// `LAY`: ragged (THD) layouts and strides.
+    Layout,
+    /// `TGT`: the target device.
+    Target,
+    /// `CPU`: the CPU reference engine's support surface.
+    CpuReference,
+    /// `SMX`: the SM120 engine's support surface.
+    Sm120,
+    /// `RTE`: SM120 backward routes (atomic, relay, two_kernel).
+    Route,
+    /// `WSP`: workspace sizes.
+    Workspace,
+}
+
+impl Area {
+    /// Every area, in code order.
+    pub const ALL: [Area; 14] = [
+        Area::Structure,
+        Area::Shape,
+        Area::Scale,
+        Area::Mask,
+        Area::Padding,
+        Area::Bias,
+        Area::Dropout,
+        Area::Sink,
+        Area::Layout,
+        Area::Target,
+        Area::CpuReference,
+        Area::Sm120,
+        Area::Route,
+        Area::Workspace,
+    ];
+
+    /// The code prefix.
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            Area::Structure => "STR",
+            Area::Shape => "SHP",
+            Area::Scale => "SCL",
+            Area::Mask => "MSK",
+            Area::Padding => "PAD",
+            Area::Bias => "BIA",
+            Area::Dropout => "DRP",
+            Area::Sink => "SNK",
+            Area::Layout => "LAY",
+            Area::Target => "TGT",
+            Area::CpuReference => "CPU",
+            Area::Sm120 => "SMX",
+            Area::Route => "RTE",
+            Area::Workspace => "WSP",
+        }
+    }
+
+    /// A human title for docs.
+    pub const fn title(self) -> &'static str {
+        match self {
+            Area::Structure => "Graph structure",
+            Area::Shape => "Shapes and sizes",
+            Area::Scale => "Attention scale",
+            Area::Mask => "Masks",
+            Area::Padding => "Padding",
+            Area::Bias => "Bias",
+            Area::Dropout => "Dropout",
+            Area::Sink => "Attention sink",
+            Area::Layout => "Layouts",
+            Area::Target => "Targets",
+            Area::CpuReference => "CPU reference engine",
+            Area::Sm120 => "SM120 engine",
+            Area::Route => "SM120 backward routes",
+            Area::Workspace => "Workspace",
+        }
+    }
+}
+
+macro_rules! reason_codes {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $code:literal, $area:ident; )*) => {
+        /// Why something is rejected. Codes are stable: never reused, never renumbered.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum ReasonCode {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl ReasonCode {
+            /// Every reason code, in code order.
+            pub const ALL: &'static [ReasonCode] = &[$(ReasonCode::$variant),*];
+
+            /// The stable string code, e.g. `BIA003`.
+            pub const fn code(self) -> &'static str {
+                match self { $(ReasonCode::$variant => $code,)* }
+            }
+
+            /// The area the code belongs to.
+            pub const fn area(self) -> Area {
+                match self { $(ReasonCode::$variant => Area::$area,)* }
+            }
+
+            /// The full doc comment: summary, `Why:` and `Fix:` paragraphs.
+            pub const fn doc(self) -> &'static str {
+                match self { $(ReasonCode::$variant => concat!($($doc, "\n"),*),)* }
+            }
+        }
+    };
+}
+
+reason_codes! {
+    // ---------------------------------------------------------------- structure (GraphError)
+    /// A node or tensor refers to a tensor that does not exist in the graph.
+    ///
+    /// Why: every port and ragged-offset link must resolve to a tensor of the same graph.
+    ///
+    /// Fix: bind the port to a tensor that was added to this graph.
+    DanglingReference = "STR001", Structure;
+    /// A required port of the node is not bound.
+    ///
+    /// Why: SDPA backward needs Q, K, V, O, dO, Stats, dQ, dK and dV; forward needs Q, K, V, O.
+    ///
+    /// Fix: bind the missing port.
+    MissingPort = "STR002", Structure;
+    /// A port is bound that the node's op does not have.
+    ///
+    /// Why: a port the op does not know would be silently ignored.
+    ///
+    /// Fix: remove the port or use the op that has it.
+    UnexpectedPort = "STR003", Structure;
+    /// A tensor or node name is empty or used twice.
+    ///
+    /// Why: names address tensors in files, reports and variant packs.
+    ///
+    /// Fix: give every tensor and node a unique, non-empty name.
+    BadName = "STR004", Structure;
+    /// Two tensors share a uid.
+    ///
+    /// Why: uids key the variant pack at execution.
+    ///
+    /// Fix: make uids unique or leave them unset.
+    DuplicateUid = "STR005", Structure;
+    /// A tensor bound to an SDPA port is not rank 4.
+    ///
+    /// Why: attention tensors are (B, H, S, D); scalars and per-batch tensors are (…,1,1,1).
+    ///
+    /// Fix: reshape to rank 4.
+    BadRank = "STR006", Structure;
+    /// Dims and strides disagree in count, a dim is < 1 or a stride is negative.
+    ///
+    /// Why: the layout must describe a real buffer.
+    ///
+    /// Fix: give one stride per dim, dims >= 1 and strides >= 0.
+    BadLayout = "STR007", Structure;
+    /// The last-dim stride of an attention tensor is not 1.
+    ///
+    /// Why: kernels load rows of the head dim as contiguous vectors.
+    ///
+    /// Fix: make the head dim contiguous (stride 1), e.g. with a copy.
+    LastStrideNotOne = "STR008", Structure;
+    /// A tensor's element count or byte span overflows 63 bits.
+    ///
+    /// Why: sizes and offsets must be representable.
+    ///
+    /// Fix: use smaller dims or strides.
+    SizeOverflow = "STR009", Structure;
+    /// A tensor's dims disagree with what its port requires (e.g. dQ unlike Q, Bias not
+    /// broadcastable to (B, Hq, Sq, Skv)).
+    ///
+    /// Why: gradients have their twins' dims, and every tensor must match Q, K and V.
+    ///
+    /// Fix: give the tensor the dims the message names.
+    ShapeMismatch = "STR010", Structure;
+    /// A tensor has no data type and the context gives none to infer.
+    ///
+    /// Why: without a type the engine cannot size or read the buffer.
+    ///
+    /// Fix: set the tensor's data type or the context's io / intermediate type.
+    DataTypeUnset = "STR011", Structure;
+    /// A tensor's data type is not allowed on its port, or differs from Q's.
+    ///
+    /// Why: Q, K, V, O, dO, dQ, dK, dV, Bias and dBias are f16 or bf16 (all alike); Stats,
+    /// Sink, dSink and Attn_scale are f32; sequence lengths are i32.
+    ///
+    /// Fix: convert the tensor to the type the message names.
+    DataTypeNotAllowed = "STR012", Structure;
+    /// A pass-by-value tensor is virtual, an output, or carries a value of another type.
+    ///
+    /// Why: by-value scalars come from the host and are read, never written.
+    ///
+    /// Fix: pass only input scalars by value, with a value of the declared type.
+    BadByValue = "STR013", Structure;
+    /// A virtual tensor is read but no node produces it.
+    ///
+    /// Why: virtual tensors get no buffer; their content must come from a node.
+    ///
+    /// Fix: mark the tensor non-virtual or add the node that produces it.
+    VirtualWithoutProducer = "STR014", Structure;
+    /// A tensor is written by more than one output.
+    ///
+    /// Why: the result would depend on execution order.
+    ///
+    /// Fix: give every output its own tensor.
+    MultipleWriters = "STR015", Structure;
+    /// An output is bound to the same tensor as one of the node's inputs.
+    ///
+    /// Why: kernels read inputs while writing outputs; aliasing corrupts the result.
+    ///
+    /// Fix: write the output to a separate tensor.
+    AliasedOutput = "STR016", Structure;
+    /// The nodes depend on each other in a cycle.
+    ///
+    /// Why: a graph is executed in dependency order, which a cycle does not have.
+    ///
+    /// Fix: remove the edge that closes the cycle.
+    Cycle = "STR017", Structure;
+
+    // ---------------------------------------------------------------- shapes
+    /// Hq is not a multiple of Hk or of Hv (grouped-query attention).
+    ///
+    /// Why: each K/V head serves a whole group of Hq / Hk query heads.
+    ///
+    /// Fix: use head counts where Hk and Hv divide Hq.
+    HeadsNotDivisible = "SHP001", Shape;
+    /// Sq == Skv == 1.
+    ///
+    /// Why: a single score has a softmax of 1 and a zero gradient; the cuDNN frontend rejects
+    /// this degenerate case and rime follows it.
+    ///
+    /// Fix: compute this case directly (dQ = dK = 0, dV = dO summed over the group).
+    SingleTokenUnsupported = "SHP002", Shape;
+    /// The context's intermediate data type is not set.
+    ///
+    /// Why: the scores and statistics live in the intermediate type; the cuDNN frontend
+    /// requires it.
+    ///
+    /// Fix: set `intermediate_data_type` (usually f32) in the graph context.
+    IntermediateTypeUnset = "SHP003", Shape;
+
+    // ---------------------------------------------------------------- scale
+    /// The attention scale is given both as the `attn_scale` option and as an Attn_scale tensor.
+    ///
+    /// Why: it is ambiguous which one applies.
+    ///
+    /// Fix: keep exactly one of them.
+    ScaleSetTwice = "SCL001", Scale;
+    /// The attention scale is not a finite number.
+    ///
+    /// Why: a NaN or infinite scale makes every score NaN or infinite.
+    ///
+    /// Fix: use a finite scale, usually 1/sqrt(Dqk).
+    ScaleNotFinite = "SCL002", Scale;
+
+    // ---------------------------------------------------------------- masks
+    /// `left_bound` is set and smaller than 1.
+    ///
+    /// Why: the band keeps j > i + shift - left_bound; a left bound below 1 keeps no key at all.
+    ///
+    /// Fix: use left_bound >= 1, or leave it unset for no sliding window.
+    LeftBoundTooSmall = "MSK001", Mask;
+    /// `right_bound` is negative.
+    ///
+    /// Why: the band keeps j <= i + shift + right_bound; a negative bound masks the diagonal.
+    ///
+    /// Fix: use right_bound >= 0 (0 is causal).
+    RightBoundNegative = "MSK002", Mask;
+    /// Bottom-right alignment with Sq > Skv and no padding mask.
+    ///
+    /// Why: the shifted diagonal leaves the first Sq - Skv query rows without any key.
+    ///
+    /// Fix: slice Q to its last Skv rows, use top-left alignment, or use a padding mask.
+    BottomRightSqGreaterThanSkv = "MSK003", Mask;
+    /// Bottom-right alignment combined with a bias, ALiBi or dropout.
+    ///
+    /// Why: the cuDNN frontend does not define these combinations; rime follows it.
+    ///
+    /// Fix: use top-left alignment, or drop the bias / ALiBi / dropout.
+    BottomRightCombination = "MSK004", Mask;
+    /// ALiBi without `right_bound` = 0.
+    ///
+    /// Why: ALiBi's slopes penalise distance to the diagonal and are defined for causal
+    /// attention only.
+    ///
+    /// Fix: set a causal mask (right_bound 0) with ALiBi.
+    AlibiNeedsCausal = "MSK005", Mask;
+    /// A sliding window (left_bound) with Sq > Skv and no padding mask.
+    ///
+    /// Why: the cuDNN frontend rejects this combination (rows beyond Skv see no keys).
+    ///
+    /// Fix: use Sq <= Skv, or a padding mask.
+    LeftBoundSqGreaterThanSkv = "MSK006", Mask;
+
+    // ---------------------------------------------------------------- padding
+    /// The padding mask is on but SEQ_LEN_Q or SEQ_LEN_KV is not bound.
+    ///
+    /// Why: padding needs the per-batch sequence lengths.
+    ///
+    /// Fix: bind both (B,1,1,1) i32 sequence-length tensors.
+    PaddingWithoutSeqLen = "PAD001", Padding;
+    /// SEQ_LEN_Q or SEQ_LEN_KV is bound but the padding mask is off.
+    ///
+    /// Why: the lengths would be silently ignored.
+    ///
+    /// Fix: set `padding_mask` or unbind the sequence-length tensors.
+    SeqLenWithoutPadding = "PAD002", Padding;
+
+    // ---------------------------------------------------------------- bias
+    /// dBias is requested but no Bias is bound.
+    ///
+    /// Why: dBias has the shape of the Bias it differentiates.
+    ///
+    /// Fix: bind a Bias or remove the dBias output.
+    DbiasWithoutBias = "BIA001", Bias;
+    /// The Bias broadcasts along Sq or Skv (dim 2 or 3 is 1 while the scores' is larger).
+    ///
+    /// Why: the engine streams bias rows tile by tile; broadcast rows would need another load
+    /// path. Batch and head broadcast are supported.
+    ///
+    /// Fix: expand the bias to (1|B, 1|Hq, Sq, Skv).
+    BiasSeqBroadcast = "BIA002", Bias;
+    /// Deterministic backward with a broadcast Bias (batch or head dim 1 while B or Hq > 1) and
+    /// dBias requested.
+    ///
+    /// Why: broadcast dBias is summed over batches / heads with fp32 atomics whose order is not
+    /// fixed, so it can not be bitwise reproducible. A per-batch, per-head bias is fine: each
+    /// dBias element is written exactly once.
+    ///
+    /// Fix: expand the bias to (B, Hq, Sq, Skv) and sum dBias yourself, or turn determinism off.
+    DeterministicBroadcastDbias = "BIA003", Bias;
+
+    // ---------------------------------------------------------------- dropout
+    /// Dropout probability outside [0, 1), e.g. 1.0.
+    ///
+    /// Why: probability 1 drops everything and its scale 1/(1-p) is infinite.
+    ///
+    /// Fix: use a probability in [0, 1).
+    DropoutProbabilityInvalid = "DRP001", Dropout;
+    /// Both a dropout probability and a Dropout_mask are given.
+    ///
+    /// Why: it is ambiguous which one applies.
+    ///
+    /// Fix: keep exactly one.
+    DropoutTwice = "DRP002", Dropout;
+    /// Dropout is configured without its companion ports (Seed and Offset for a probability,
+    /// Dropout_scale — and Dropout_scale_inv in backward — for a mask).
+    ///
+    /// Why: the random stream or the scaling would be undefined.
+    ///
+    /// Fix: bind the ports the message names.
+    DropoutPortsMissing = "DRP003", Dropout;
+    /// RNG_DUMP is requested without a dropout probability.
+    ///
+    /// Why: there is no Philox stream to dump.
+    ///
+    /// Fix: set a dropout probability or remove RNG_DUMP.
+    RngDumpWithoutDropout = "DRP004", Dropout;
+
+    // ---------------------------------------------------------------- sink
+    /// DSINK_TOKEN is requested but no SINK_TOKEN is bound.
+    ///
+    /// Why: dSink is the gradient of the sink logits.
+    ///
+    /// Fix: bind a (1, Hq, 1, 1) f32 sink or remove the dSink output.
+    DsinkWithoutSink = "SNK001", Sink;
+
+    // ---------------------------------------------------------------- layout
+    /// `max_total_seq_len_q/kv` is set but no tensor has a ragged offset.
+    ///
+    /// Why: the token totals only size packed (THD) layouts.
+    ///
+    /// Fix: remove the option or give Q/K/V/O ragged offsets.
+    MaxTotalWithoutRagged = "LAY001", Layout;
+
+    // ---------------------------------------------------------------- target
+    /// The engine needs a GPU and the target has none.
+    ///
+    /// Why: the SM120 engine runs CUDA kernels.
+    ///
+    /// Fix: pick a GPU target, or use the cpu_reference engine.
+    TargetNoGpu = "TGT001", Target;
+    /// The target's compute capability is below what the engine's instructions need.
+    ///
+    /// Why: the SM120 kernels use mma.sync m16n8k16 (bf16), ldmatrix and cp.async: sm_80+.
+    ///
+    /// Fix: use an sm_80 or newer GPU.
+    TargetArchTooOld = "TGT002", Target;
+
+    // ---------------------------------------------------------------- cpu reference
+    /// The CPU reference engine does not implement dropout (probability, mask or RNG_DUMP).
+    ///
+    /// Why: a bit-exact Philox stream matching the GPU engines is out of the reference's scope.
+    ///
+    /// Fix: remove dropout to check the rest of the graph on the CPU.
+    CpuDropout = "CPU001", CpuReference;
+    /// The CPU reference engine does not implement ragged (THD) layouts.
+    ///
+    /// Why: ragged offsets are runtime data; the reference works on padded (B, H, S, D) tensors.
+    ///
+    /// Fix: use a padded layout with a padding mask.
+    CpuRagged = "CPU002", CpuReference;
+
+    // ---------------------------------------------------------------- sm120
+    /// A head dim is not a multiple of 8.
+    ///
+    /// Why: rows are loaded as 16-byte vectors (8 halves) with cp.async and ldmatrix.
+    ///
+    /// Fix: pad the head dim to a multiple of 8.
+    Sm120HeadDimAlignment = "SMX001", Sm120;
+    /// The head dims fit no compiled tile configuration (envelope).
+    ///
+    /// Why: the kernels are compiled for (Dqk, Dv) envelopes (64,64), (128,128) and (192,128);
+    /// smaller multiples of 8 are padded up, larger ones do not fit 101,376 B of shared memory.
+    ///
+    /// Fix: use head dims within an envelope: Dqk <= 64 and Dv <= 64, both <= 128, or
+    /// Dqk <= 192 with Dv <= 128.
+    Sm120HeadDimEnvelope = "SMX002", Sm120;
+    /// The SM120 engine does not implement dropout.
+    ///
+    /// Why: its kernels have no Philox generator.
+    ///
+    /// Fix: remove dropout, or use another engine.
+    Sm120Dropout = "SMX003", Sm120;
+    /// The SM120 engine does not implement ragged (THD) layouts.
+    ///
+    /// Why: its tile scheduler assumes a fixed (B, H, S) grid.
+    ///
+    /// Fix: use a padded layout with a padding mask.
+    Sm120Ragged = "SMX004", Sm120;
+    /// A row stride of an attention tensor is not a multiple of 8 elements.
+    ///
+    /// Why: cp.async and vector stores move 16-byte chunks, which must be aligned.
+    ///
+    /// Fix: pad rows (and head / batch strides) to multiples of 8 elements.
+    Sm120StrideAlignment = "SMX005", Sm120;
+    /// A kernel configuration needs more shared memory per block than the target allows.
+    ///
+    /// Why: SM120 allows 101,376 B per block (opt-in); a larger block does not launch.
+    ///
+    /// Fix: pick a target with more shared memory or smaller tiles.
+    Sm120SharedMemory = "SMX006", Sm120;
+    /// dSink is requested on a deterministic backward.
+    ///
+    /// Why: dSink sums over batches and rows with fp32 atomics whose order is not fixed.
+    ///
+    /// Fix: turn determinism off or compute dSink from the returned gradients.
+    Sm120DeterministicDsink = "SMX007", Sm120;
+    /// The context's compute data type is not f32.
+    ///
+    /// Why: the kernels accumulate with mma.sync f32 accumulators only.
+    ///
+    /// Fix: set `compute_data_type` to f32 (or leave it unset).
+    Sm120ComputeType = "SMX008", Sm120;
+
+    // ---------------------------------------------------------------- routes
+    /// The atomic route is not deterministic and the graph asks for determinism.
+    ///
+    /// Why: fp32 red.global.add of dQ partials lands in a run-dependent order.
+    ///
+    /// Fix: nothing to fix: the relay or two_kernel route serves deterministic graphs.
+    AtomicNotDeterministic = "RTE001", Route;
+    /// The two_kernel route needs head dims equal to its envelope (no padding).
+    ///
+    /// Why: the dQ GEMM reads dS and K at the envelope width; padded columns would be garbage.
+    ///
+    /// Fix: use head dims equal to an envelope (64, 128, or 192/128) or the relay route.
+    TwoKernelPaddedHeadDim = "RTE002", Route;
+    /// The two_kernel route needs compact K and dQ layouts.
+    ///
+    /// Why: the dQ GEMM streams K and writes dQ as packed (B, H, S, D) matrices.
+    ///
+    /// Fix: pass packed K and dQ, or use the relay route.
+    TwoKernelLayout = "RTE003", Route;
+    /// The dQ GEMM's Q tile is not a multiple of (or is smaller than) the main kernel's Q tile.
+    ///
+    /// Why: both kernels must agree on which rows of dS a block owns.
+    ///
+    /// Fix: use a kernel pair whose Q tiles match (a kernel-table issue, not a graph issue).
+    TwoKernelTileMismatch = "RTE004", Route;
+    /// The dQ GEMM needs more shared memory than the target allows per block.
+    ///
+    /// Why: a block over the cap does not launch.
+    ///
+    /// Fix: use the relay route.
+    TwoKernelSharedMemory = "RTE005", Route;
+    /// The two_kernel workspace (dS with Skv rounded up to 128) exceeds the documented fraction
+    /// of the target's free memory.
+    ///
+    /// Why: dS is B * Hq * Sq * round_up(Skv, 128) io elements; on a small or busy device that
+    /// would crowd out activations. The relay route needs far less.
+    ///
+    /// Fix: nothing to fix: relay is selected instead. Free memory, or a larger device, lifts it.
+    TwoKernelWorkspace = "RTE006", Route;
+
+    // ---------------------------------------------------------------- workspace
+    /// The workspace size overflows 64 bits.
+    ///
+    /// Why: sizes must be exact and representable.
+    ///
+    /// Fix: use smaller shapes.
+    WorkspaceOverflow = "WSP001", Workspace;
+    /// The workspace exceeds the target's free memory.
+    ///
+    /// Why: the engine could not allocate it.
+    ///
+    /// Fix: free device memory, use smaller shapes or a larger device.
+    WorkspaceExceedsFreeMemory = "WSP002", Workspace;
+}
+
+impl ReasonCode {
+    /// Parses a string code (case-insensitive), e.g. `bia003`.
+    pub fn from_code(code: &str) -> Option<ReasonCode> {
+        ReasonCode::ALL
+            .iter()
+            .copied()
+            .find(|c| c.code().eq_ignore_ascii_case(code.trim()))
+    }
+
+    /// The one-line summary (first paragraph of the doc).
+    pub fn summary(self) -> String {
+        paragraphs(self.doc()).next().unwrap_or_default()
+    }
+
+    /// The `Why:` paragraph without its label.
+    pub fn why(self) -> String {
+        labelled(self.doc(), "Why:")
+    }
+
+    /// The `Fix:` paragraph without its label: the default hint of a rejection.
+    pub fn fix(self) -> String {
+        labelled(self.doc(), "Fix:")
+    }
+}
+
+impl fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// Paragraphs of a doc comment, each joined onto one line.
+fn paragraphs(doc: &str) -> impl Iterator<Item = String> + '_ {
+    doc.split("\n \n")
+        .flat_map(|p| p.split("\n\n"))
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+}
+
+fn labelled(doc: &str, label: &str) -> String {
+    paragraphs(doc)
+        .find_map(|p| p.strip_prefix(label).map(|rest| rest.trim().to_owned()))
+        .unwrap_or_default()
+}
+
+/// docs/reasons.md, generated from the reason codes' doc comments.
+pub fn reasons_markdown() -> String {
+    let mut out = String::from(
+        "# Reason codes\n\n<!-- Generated from crates/analyzer/src/reason.rs by \
+         `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer reasons_doc`; do not edit. -->\n\n\
+         Every rejection the analyzer reports carries one of these stable codes. \
+         `rime explain CODE` prints one entry.\n",
+    );
+    for area in Area::ALL {
+        out.push_str(&format!("\n## {} ({})\n", area.title(), area.prefix()));
+        for code in ReasonCode::ALL.iter().filter(|c| c.area() == area) {
+            out.push_str(&format!(
+                "\n### {}\n\n{}\n\n- **Why:** {}\n- **Fix:** {}\n",
+                code.code(),
+                code.summary(),
+                code.why(),
+                code.fix()
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_well_formed_and_documented() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &c in ReasonCode::ALL {
+            assert!(seen.insert(c.code()), "duplicate code {}", c.code());
+            assert!(c.code().starts_with(c.area().prefix()), "{c}: wrong prefix");
+            assert_eq!(c.code().len(), 6, "{c}");
+            assert!(!c.summary().is_empty(), "{c}: no summary");
+            assert!(!c.why().is_empty(), "{c}: no Why");
+            assert!(!c.fix().is_empty(), "{c}: no Fix");
+            assert_eq!(ReasonCode::from_code(&c.code().to_lowercase()), Some(c));
+        }
+    }
+
+    #[test]
+    fn reasons_doc_is_fresh() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reasons.md");
+        let fresh = reasons_markdown();
+        if std::env::var_os("RIME_UPDATE_DOCS").is_some() {
+            std::fs::write(path, &fresh).expect("write docs/reasons.md");
+        }
+        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            on_disk == fresh,
+            "docs/reasons.md is stale: run `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer reasons_doc`"
+        );
+    }
+}

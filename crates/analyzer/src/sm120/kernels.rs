@@ -1,0 +1,235 @@
+//! The SM120 engine's compiled tile configurations: the table the analyzer selects from and the
+//! CUDA engine implements entry by entry.
+//!
+//! Tiles follow FlashAttention-2's choices for ~99 KB parts (sm86/89, which is where SM120's
+//! 101,376 B per block lands): 8-warp backward blocks with 64-row Q tiles, K/V resident, Q and dO
+//! streamed. Shared memory is derived from the tiles by the `const fn` formulas below (never
+//! typed in), and a test checks every entry fits [`SM120_SMEM_PER_BLOCK`]. The pipelines use
+//! cp.async groups, so no mbarriers are counted. Kept self-contained: the CUDA helper may tune
+//! the numbers here.
+
+use rime_graph::DataType;
+
+/// SM120 opt-in shared memory per block, bytes.
+pub const SM120_SMEM_PER_BLOCK: u64 = 101_376;
+
+/// Bytes per io element (f16 and bf16 alike).
+pub const IO_BYTES: u32 = 2;
+
+/// What a kernel computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KernelRole {
+    /// SDPA forward: O and Stats.
+    Forward,
+    /// SDPA backward main kernel: dK, dV (and dQ partials or dS, by route).
+    BackwardMain,
+    /// two_kernel route: dQ = scale * dS K from the dS workspace.
+    DqGemm,
+}
+
+impl KernelRole {
+    /// Stable name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            KernelRole::Forward => "forward",
+            KernelRole::BackwardMain => "backward_main",
+            KernelRole::DqGemm => "dq_gemm",
+        }
+    }
+}
+
+/// One compiled kernel configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelConfig {
+    /// Stable name, e.g. `bwd_d128_64x64`.
+    pub name: &'static str,
+    /// What it computes.
+    pub role: KernelRole,
+    /// Q/K head-dim envelope: the compiled width; smaller multiples of 8 are padded up.
+    pub head_dim_qk: u32,
+    /// V head-dim envelope.
+    pub head_dim_v: u32,
+    /// Q rows per block.
+    pub block_q: u32,
+    /// K/V rows per block (for the dQ GEMM: the Skv chunk of dS and K per step).
+    pub block_kv: u32,
+    /// Warps per block.
+    pub warps: u32,
+    /// cp.async pipeline stages of the streamed operand.
+    pub stages: u32,
+    /// Shared memory per block, bytes (from the formulas below).
+    pub smem_bytes: u32,
+    /// io data types it is compiled for.
+    pub dtypes: &'static [DataType],
+}
+
+impl KernelConfig {
+    /// Threads per block.
+    pub const fn threads(&self) -> u32 {
+        self.warps * 32
+    }
+
+    /// True when (dqk, dv) fits this envelope.
+    pub const fn fits(&self, dqk: i64, dv: i64) -> bool {
+        dqk <= self.head_dim_qk as i64 && dv <= self.head_dim_v as i64
+    }
+
+    /// True when (dqk, dv) equals the envelope (no padding).
+    pub const fn is_exact(&self, dqk: i64, dv: i64) -> bool {
+        dqk == self.head_dim_qk as i64 && dv == self.head_dim_v as i64
+    }
+}
+
+/// Backward main kernel: `stages` buffers of the streamed Q and dO tiles, resident K and V
+/// tiles, one P and one dS tile (io type), and `stages` f32 rows of LSE and delta.
+pub const fn smem_backward(bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32) -> u32 {
+    IO_BYTES * (stages * bq * (dqk + dv) + bkv * (dqk + dv) + 2 * bq * bkv) + 4 * stages * 2 * bq
+}
+
+/// Forward kernel: a resident Q tile and `stages` buffers of the streamed K and V tiles (io).
+pub const fn smem_forward(bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32) -> u32 {
+    IO_BYTES * (bq * dqk + stages * bkv * (dqk + dv))
+}
+
+/// dQ GEMM: `stages` buffers of a dS chunk (bq x bkv) and a K chunk (bkv x dqk), io type.
+pub const fn smem_dq_gemm(bq: u32, bkv: u32, dqk: u32, stages: u32) -> u32 {
+    IO_BYTES * stages * (bq * bkv + bkv * dqk)
+}
+
+const HALF: &[DataType] = &[DataType::F16, DataType::Bf16];
+
+macro_rules! kernel {
+    ($name:literal, Forward, $dqk:literal, $dv:literal, $bq:literal x $bkv:literal, $w:literal, $st:literal) => {
+        KernelConfig {
+            name: $name,
+            role: KernelRole::Forward,
+            head_dim_qk: $dqk,
+            head_dim_v: $dv,
+            block_q: $bq,
+            block_kv: $bkv,
+            warps: $w,
+            stages: $st,
+            smem_bytes: smem_forward($bq, $bkv, $dqk, $dv, $st),
+            dtypes: HALF,
+        }
+    };
+    ($name:literal, BackwardMain, $dqk:literal, $dv:literal, $bq:literal x $bkv:literal, $w:literal, $st:literal) => {
+        KernelConfig {
+            name: $name,
+            role: KernelRole::BackwardMain,
+            head_dim_qk: $dqk,
+            head_dim_v: $dv,
+            block_q: $bq,
+            block_kv: $bkv,
+            warps: $w,
+            stages: $st,
+            smem_bytes: smem_backward($bq, $bkv, $dqk, $dv, $st),
+            dtypes: HALF,
+        }
+    };
+    ($name:literal, DqGemm, $dqk:literal, $dv:literal, $bq:literal x $bkv:literal, $w:literal, $st:literal) => {
+        KernelConfig {
+            name: $name,
+            role: KernelRole::DqGemm,
+            head_dim_qk: $dqk,
+            head_dim_v: $dv,
+            block_q: $bq,
+            block_kv: $bkv,
+            warps: $w,
+            stages: $st,
+            smem_bytes: smem_dq_gemm($bq, $bkv, $dqk, $st),
+            dtypes: HALF,
+        }
+    };
+}
+
+/// Every compiled configuration, smallest envelope first within each role.
+pub const KERNELS: &[KernelConfig] = &[
+    // Forward: 128-row Q tiles (64 for 192/128), K/V streamed.
+    kernel!("fwd_d64_128x64", Forward, 64, 64, 128 x 64, 4, 2),
+    kernel!("fwd_d128_128x64", Forward, 128, 128, 128 x 64, 8, 1),
+    kernel!("fwd_d192v128_64x64", Forward, 192, 128, 64 x 64, 4, 1),
+    // Backward main: 64-row Q tiles; d64 keeps 128 K/V rows and double-buffers Q/dO.
+    kernel!("bwd_d64_64x128", BackwardMain, 64, 64, 64 x 128, 8, 2),
+    kernel!("bwd_d128_64x64", BackwardMain, 128, 128, 64 x 64, 8, 1),
+    kernel!("bwd_d192v128_64x64", BackwardMain, 192, 128, 64 x 64, 8, 1),
+    // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's 64),
+    // 64-column chunks of dS, which divide the 128-column rounding of Skv.
+    kernel!("dq_gemm_d64_128x64", DqGemm, 64, 64, 128 x 64, 8, 2),
+    kernel!("dq_gemm_d128_128x64", DqGemm, 128, 128, 128 x 64, 8, 2),
+    kernel!("dq_gemm_d192v128_128x64", DqGemm, 192, 128, 128 x 64, 8, 2),
+];
+
+/// The smallest configuration of `role` whose envelope holds (dqk, dv).
+pub fn select(role: KernelRole, dqk: i64, dv: i64) -> Option<&'static KernelConfig> {
+    KERNELS.iter().find(|k| k.role == role && k.fits(dqk, dv))
+}
+
+/// The configuration of `role` compiled for exactly the envelope of `main`.
+pub fn companion(role: KernelRole, main: &KernelConfig) -> Option<&'static KernelConfig> {
+    KERNELS.iter().find(|k| {
+        k.role == role && k.head_dim_qk == main.head_dim_qk && k.head_dim_v == main.head_dim_v
+    })
+}
+
+/// The envelopes of `role`, as `(Dqk, Dv)` text for reports.
+pub fn envelopes(role: KernelRole) -> String {
+    KERNELS
+        .iter()
+        .filter(|k| k.role == role)
+        .map(|k| format!("({}, {})", k.head_dim_qk, k.head_dim_v))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_fits_sm120_and_is_consistent() {
+        for k in KERNELS {
+            assert!(
+                u64::from(k.smem_bytes) <= SM120_SMEM_PER_BLOCK,
+                "{}: {}",
+                k.name,
+                k.smem_bytes
+            );
+            assert!(
+                k.head_dim_qk % 8 == 0 && k.head_dim_v % 8 == 0,
+                "{}",
+                k.name
+            );
+            assert!(k.block_q % 16 == 0 && k.block_kv % 16 == 0, "{}", k.name);
+            assert!(k.warps >= 4 && k.stages >= 1, "{}", k.name);
+            assert!(KERNELS.iter().filter(|o| o.name == k.name).count() == 1);
+        }
+        // Every backward envelope has a forward and a dQ GEMM, with matching Q tiles.
+        for main in KERNELS
+            .iter()
+            .filter(|k| k.role == KernelRole::BackwardMain)
+        {
+            assert!(
+                companion(KernelRole::Forward, main).is_some(),
+                "{}",
+                main.name
+            );
+            let dq = companion(KernelRole::DqGemm, main).expect("dq gemm");
+            assert!(dq.block_q % main.block_q == 0 && dq.block_q >= main.block_q);
+            assert!(128 % dq.block_kv == 0, "dS columns are rounded to 128");
+        }
+    }
+
+    #[test]
+    fn selection_pads_up_to_the_smallest_envelope() {
+        let pick = |dqk, dv| select(KernelRole::BackwardMain, dqk, dv).map(|k| k.name);
+        assert_eq!(pick(64, 64), Some("bwd_d64_64x128"));
+        assert_eq!(pick(40, 64), Some("bwd_d64_64x128"));
+        assert_eq!(pick(64, 128), Some("bwd_d128_64x64"));
+        assert_eq!(pick(192, 128), Some("bwd_d192v128_64x64"));
+        assert_eq!(pick(160, 96), Some("bwd_d192v128_64x64"));
+        assert_eq!(pick(192, 192), None);
+        assert_eq!(pick(256, 128), None);
+        assert_eq!(smem_backward(64, 128, 64, 64, 2), 99_328);
+    }
+}

@@ -1,0 +1,75 @@
+//! The SM120 engine's support surface: kernel table, engine-wide rules, routes and workspace.
+//!
+//! Forward nodes get one configuration (the forward kernel, no workspace). Backward nodes get
+//! one configuration per route (atomic, relay, two_kernel), each with its own rejections and
+//! exact workspace.
+
+pub mod kernels;
+mod routes;
+mod surface;
+mod workspace;
+
+pub use kernels::{KernelConfig, KernelRole, KERNELS, SM120_SMEM_PER_BLOCK};
+pub use routes::{two_kernel_pair_rejections, TWO_KERNEL_FREE_MEMORY_DIVISOR};
+pub use workspace::backward_workspace;
+
+use crate::report::{ConfigReport, Verdict};
+use crate::rules::NodeCtx;
+use crate::{EngineKind, Rejection, Route, WorkspaceLayout};
+
+/// The SM120 engine's verdicts on one node.
+pub(crate) fn check(ctx: &NodeCtx<'_>) -> Vec<ConfigReport> {
+    let role = if ctx.is_backward() {
+        KernelRole::BackwardMain
+    } else {
+        KernelRole::Forward
+    };
+    let kernel = kernels::select(role, ctx.shape.dqk, ctx.shape.dv);
+    let common = surface::check(ctx, kernel);
+    if !ctx.is_backward() {
+        return vec![config(
+            None,
+            kernel,
+            None,
+            Some(WorkspaceLayout::empty()),
+            common,
+        )];
+    }
+    Route::ALL
+        .into_iter()
+        .map(|route| {
+            let mut rejections = common.clone();
+            let dq = kernel
+                .filter(|_| route == Route::TwoKernel)
+                .and_then(|k| kernels::companion(KernelRole::DqGemm, k));
+            let workspace =
+                kernel.and_then(|k| routes::sized_workspace(ctx, route, k, &mut rejections));
+            if let Some(k) = kernel {
+                routes::check(ctx, route, k, dq, workspace.as_ref(), &mut rejections);
+            }
+            config(Some(route), kernel, dq, workspace, rejections)
+        })
+        .collect()
+}
+
+fn config(
+    route: Option<Route>,
+    kernel: Option<&'static KernelConfig>,
+    dq_kernel: Option<&'static KernelConfig>,
+    workspace: Option<WorkspaceLayout>,
+    rejections: Vec<Rejection>,
+) -> ConfigReport {
+    ConfigReport {
+        engine: EngineKind::Sm120,
+        route,
+        kernel,
+        dq_kernel,
+        workspace,
+        verdict: if rejections.is_empty() {
+            Verdict::Supported
+        } else {
+            Verdict::Rejected
+        },
+        rejections,
+    }
+}

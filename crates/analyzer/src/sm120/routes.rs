@@ -1,0 +1,186 @@
+//! Route eligibility (sdpa-backward.md section 4): atomic, relay, two_kernel.
+//!
+//! - atomic: never for deterministic graphs.
+//! - relay: always eligible (when the engine-wide rules pass).
+//! - two_kernel: no head-dim padding, packed K and dQ, a dQ GEMM whose Q tile is a multiple of
+//!   (and not smaller than) the main kernel's, its shared memory within the target's cap, and a
+//!   workspace within 1 / [`TWO_KERNEL_FREE_MEMORY_DIVISOR`] of the free memory. When it is not
+//!   eligible a deterministic graph falls back to relay.
+//!
+//! Every route's workspace must fit the free memory at all.
+
+use rime_graph::Port;
+
+use super::kernels::KernelConfig;
+use super::workspace::{backward_workspace, needs};
+use crate::rules::NodeCtx;
+use crate::workspace::human_bytes;
+use crate::{ReasonCode, Rejection, Route, Subject, WorkspaceLayout};
+
+/// two_kernel's workspace may use at most free memory / this (a quarter).
+pub const TWO_KERNEL_FREE_MEMORY_DIVISOR: u64 = 4;
+
+/// Sizes the workspace of `route`; an overflow becomes a rejection.
+pub(super) fn sized_workspace(
+    ctx: &NodeCtx<'_>,
+    route: Route,
+    main: &KernelConfig,
+    out: &mut Vec<Rejection>,
+) -> Option<WorkspaceLayout> {
+    match backward_workspace(&ctx.shape, route, main, needs(ctx)) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            out.push(Rejection::new(
+                ReasonCode::WorkspaceOverflow,
+                ctx.subject(),
+                e.to_string(),
+            ));
+            None
+        }
+    }
+}
+
+/// The route's own rules.
+pub(super) fn check(
+    ctx: &NodeCtx<'_>,
+    route: Route,
+    main: &KernelConfig,
+    dq: Option<&KernelConfig>,
+    workspace: Option<&WorkspaceLayout>,
+    out: &mut Vec<Rejection>,
+) {
+    let free = ctx.target.free_memory_bytes;
+    if let Some(w) = workspace.filter(|w| w.total_bytes() > free) {
+        out.push(
+            Rejection::new(
+                ReasonCode::WorkspaceExceedsFreeMemory,
+                target(ctx),
+                format!("the {route} workspace does not fit the free memory"),
+            )
+            .limit("workspace (B)", w.total_bytes(), free),
+        );
+    }
+    match route {
+        Route::Atomic if ctx.options().deterministic => out.push(Rejection::new(
+            ReasonCode::AtomicNotDeterministic,
+            ctx.subject(),
+            "the graph is deterministic; atomic dQ accumulation is not",
+        )),
+        Route::TwoKernel => two_kernel(ctx, main, dq, workspace, out),
+        _ => {}
+    }
+}
+
+fn target(ctx: &NodeCtx<'_>) -> Subject {
+    Subject::Target {
+        target: ctx.target.name.clone(),
+    }
+}
+
+fn two_kernel(
+    ctx: &NodeCtx<'_>,
+    main: &KernelConfig,
+    dq: Option<&KernelConfig>,
+    workspace: Option<&WorkspaceLayout>,
+    out: &mut Vec<Rejection>,
+) {
+    let s = ctx.shape;
+    if !main.is_exact(s.dqk, s.dv) {
+        out.push(
+            Rejection::new(
+                ReasonCode::TwoKernelPaddedHeadDim,
+                ctx.port(Port::Q),
+                format!(
+                    "head dims ({}, {}) are padded to the ({}, {}) envelope",
+                    s.dqk, s.dv, main.head_dim_qk, main.head_dim_v
+                ),
+            )
+            .limit(
+                "(Dqk, Dv)",
+                format!("({}, {})", s.dqk, s.dv),
+                format!("({}, {}) exactly", main.head_dim_qk, main.head_dim_v),
+            ),
+        );
+    }
+    for port in [Port::K, Port::DQ] {
+        if ctx.tensor(port).is_some_and(|t| !t.is_packed()) {
+            let strides = ctx
+                .tensor(port)
+                .map(|t| t.strides.clone())
+                .unwrap_or_default();
+            let packed = ctx
+                .tensor(port)
+                .map(|t| rime_graph::packed_strides(&t.dims))
+                .unwrap_or_default();
+            out.push(
+                Rejection::new(
+                    ReasonCode::TwoKernelLayout,
+                    ctx.port(port),
+                    format!("{port} is not packed; the dQ GEMM needs a compact layout"),
+                )
+                .limit("strides", format!("{strides:?}"), format!("{packed:?}")),
+            );
+        }
+    }
+    if let Some(dq) = dq {
+        out.extend(two_kernel_pair_rejections(
+            main,
+            dq,
+            ctx.target.smem_per_block,
+            &target(ctx),
+        ));
+    }
+    let allowed = ctx.target.free_memory_bytes / TWO_KERNEL_FREE_MEMORY_DIVISOR;
+    if let Some(w) = workspace.filter(|w| w.total_bytes() > allowed) {
+        out.push(
+            Rejection::new(
+                ReasonCode::TwoKernelWorkspace,
+                target(ctx),
+                format!(
+                    "dS workspace {} exceeds 1/{TWO_KERNEL_FREE_MEMORY_DIVISOR} of {} free; relay is used instead",
+                    human_bytes(w.total_bytes()),
+                    human_bytes(ctx.target.free_memory_bytes)
+                ),
+            )
+            .limit("two_kernel workspace (B)", w.total_bytes(), allowed),
+        );
+    }
+}
+
+/// The rules on the (main kernel, dQ GEMM) pair: tiles agree and the GEMM fits the target.
+pub fn two_kernel_pair_rejections(
+    main: &KernelConfig,
+    dq: &KernelConfig,
+    smem_cap: u64,
+    subject: &Subject,
+) -> Vec<Rejection> {
+    let mut out = Vec::new();
+    let (m, g) = (main.block_q, dq.block_q);
+    if g < m || m == 0 || g % m != 0 {
+        out.push(
+            Rejection::new(
+                ReasonCode::TwoKernelTileMismatch,
+                subject.clone(),
+                format!(
+                    "dQ GEMM {} Q tile {g} vs main kernel {} Q tile {m}",
+                    dq.name, main.name
+                ),
+            )
+            .limit("dQ GEMM Q tile", g, format!("a multiple of {m}, >= {m}")),
+        );
+    }
+    if u64::from(dq.smem_bytes) > smem_cap {
+        out.push(
+            Rejection::new(
+                ReasonCode::TwoKernelSharedMemory,
+                subject.clone(),
+                format!(
+                    "dQ GEMM {} needs more shared memory than a block may use",
+                    dq.name
+                ),
+            )
+            .limit("shared memory per block (B)", dq.smem_bytes, smem_cap),
+        );
+    }
+    out
+}

@@ -1,0 +1,154 @@
+//! Exact SM120 backward workspace per route (sdpa-backward.md section 4).
+//!
+//! In order, each region 256-byte aligned: `delta` f32 B*Hq*Sq; `dq_accum` f32 B*Hq*Sq*Dqk
+//! (atomic, relay); `relay_counters` u32 B*Hq*ceil(Sq/block_q) (relay); `ds` io
+//! B*Hq*Sq*round_up(Skv,128) (two_kernel); `dbias_accum` f32 with dBias's element count when
+//! the bias broadcasts over batch or heads; `dsink_accum` f32 Hq when dSink is requested.
+
+use rime_graph::{Port, SdpaShape};
+
+use super::kernels::{KernelConfig, IO_BYTES};
+use crate::workspace::{round_up, RegionKind, WorkspaceLayout, WorkspaceOverflow};
+use crate::Route;
+
+/// What besides the shape decides the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkspaceNeeds {
+    /// Elements of the dBias tensor when it needs an f32 accumulator (broadcast bias).
+    pub dbias_accum_elements: Option<u64>,
+    /// dSink requested.
+    pub dsink: bool,
+}
+
+fn count(v: i64, kind: RegionKind) -> Result<u64, WorkspaceOverflow> {
+    u64::try_from(v).map_err(|_| WorkspaceOverflow { kind })
+}
+
+fn product(dims: &[i64], kind: RegionKind) -> Result<u64, WorkspaceOverflow> {
+    dims.iter().try_fold(1u64, |acc, &d| {
+        acc.checked_mul(count(d, kind)?)
+            .ok_or(WorkspaceOverflow { kind })
+    })
+}
+
+/// The exact backward workspace of `route` with main kernel `main`.
+///
+/// # Errors
+/// [`WorkspaceOverflow`] when a size does not fit in 64 bits.
+pub fn backward_workspace(
+    shape: &SdpaShape,
+    route: Route,
+    main: &KernelConfig,
+    needs: WorkspaceNeeds,
+) -> Result<WorkspaceLayout, WorkspaceOverflow> {
+    use RegionKind as K;
+    let s = shape;
+    let mut w = WorkspaceLayout::empty();
+    w.push(K::Delta, 4, product(&[s.b, s.hq, s.sq], K::Delta)?)?;
+    match route {
+        Route::Atomic | Route::Relay => {
+            w.push(
+                K::DqAccum,
+                4,
+                product(&[s.b, s.hq, s.sq, s.dqk], K::DqAccum)?,
+            )?;
+        }
+        Route::TwoKernel => {
+            let skv = round_up(count(s.skv, K::DScores)?, 128)
+                .ok_or(WorkspaceOverflow { kind: K::DScores })?;
+            let rows = product(&[s.b, s.hq, s.sq], K::DScores)?;
+            let elements = rows
+                .checked_mul(skv)
+                .ok_or(WorkspaceOverflow { kind: K::DScores })?;
+            w.push(K::DScores, u64::from(IO_BYTES), elements)?;
+        }
+    }
+    if route == Route::Relay {
+        let tiles = count(s.sq, K::RelayCounters)?.div_ceil(u64::from(main.block_q.max(1)));
+        let heads = product(&[s.b, s.hq], K::RelayCounters)?;
+        let elements = heads.checked_mul(tiles).ok_or(WorkspaceOverflow {
+            kind: K::RelayCounters,
+        })?;
+        w.push(K::RelayCounters, 4, elements)?;
+    }
+    if let Some(elements) = needs.dbias_accum_elements {
+        w.push(K::DbiasAccum, 4, elements)?;
+    }
+    if needs.dsink {
+        w.push(K::DsinkAccum, 4, count(s.hq, K::DsinkAccum)?)?;
+    }
+    Ok(w)
+}
+
+/// The workspace needs of a node (broadcast dBias accumulator, dSink accumulator).
+pub(super) fn needs(ctx: &crate::rules::NodeCtx<'_>) -> WorkspaceNeeds {
+    let reduces = ctx.bias_broadcast().is_some_and(|b| b.reduces());
+    let dbias = ctx
+        .tensor(Port::DBias)
+        .filter(|_| reduces)
+        .and_then(|t| t.element_count());
+    WorkspaceNeeds {
+        dbias_accum_elements: dbias,
+        dsink: ctx.has(Port::DSink),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sm120::kernels::{select, KernelRole};
+
+    #[test]
+    fn route_workspaces_follow_the_formulas() {
+        let s = SdpaShape {
+            b: 2,
+            hq: 8,
+            hk: 8,
+            hv: 8,
+            sq: 1000,
+            skv: 1000,
+            dqk: 128,
+            dv: 128,
+        };
+        let main = select(KernelRole::BackwardMain, 128, 128).unwrap();
+        let none = WorkspaceNeeds {
+            dbias_accum_elements: None,
+            dsink: false,
+        };
+        let atomic = backward_workspace(&s, Route::Atomic, main, none).unwrap();
+        let delta = 2 * 8 * 1000 * 4;
+        let delta_aligned = round_up(delta, 256).unwrap();
+        assert_eq!(atomic.regions()[1].offset, delta_aligned);
+        assert_eq!(
+            atomic.region(RegionKind::DqAccum).unwrap().bytes,
+            2 * 8 * 1000 * 128 * 4
+        );
+        let relay = backward_workspace(&s, Route::Relay, main, none).unwrap();
+        // ceil(1000 / 64) = 16 Q tiles per (b, h).
+        assert_eq!(
+            relay.region(RegionKind::RelayCounters).unwrap().elements,
+            2 * 8 * 16
+        );
+        let two = backward_workspace(&s, Route::TwoKernel, main, none).unwrap();
+        assert_eq!(
+            two.region(RegionKind::DScores).unwrap().bytes,
+            2 * 8 * 1000 * 1024 * 2
+        );
+        assert!(two.region(RegionKind::DqAccum).is_none());
+        let with = WorkspaceNeeds {
+            dbias_accum_elements: Some(8 * 1000 * 1000),
+            dsink: true,
+        };
+        let full = backward_workspace(&s, Route::Relay, main, with).unwrap();
+        assert_eq!(
+            full.region(RegionKind::DbiasAccum).unwrap().bytes,
+            32_000_000
+        );
+        assert_eq!(full.region(RegionKind::DsinkAccum).unwrap().bytes, 32);
+        for r in full.regions() {
+            assert_eq!(r.offset % 256, 0);
+        }
+        let huge = SdpaShape { b: i64::MAX, ..s };
+        assert!(backward_workspace(&huge, Route::Atomic, main, none).is_err());
+    }
+}

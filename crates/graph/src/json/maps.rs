@@ -1,0 +1,310 @@
+//! Wire building blocks with hand-written serde and schema: maps that keep their order and
+//! reject duplicate keys (serde's maps silently keep the last), tensor references, finite f32
+//! numbers, and the format/version markers.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::de::{self, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::Port;
+
+/// A JSON object read in file order, duplicate keys rejected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedMap<T>(pub Vec<(String, T)>);
+
+impl<T: Serialize> Serialize for NamedMap<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for NamedMap<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = NamedMap<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of tensors keyed by name")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut entries: Vec<(String, T)> = Vec::new();
+                while let Some(key) = access.next_key::<String>()? {
+                    if entries.iter().any(|(k, _)| *k == key) {
+                        return Err(de::Error::custom(format!("duplicate key `{key}`")));
+                    }
+                    let value = access.next_value()?;
+                    entries.push((key, value));
+                }
+                Ok(NamedMap(entries))
+            }
+        }
+        deserializer.deserialize_map(V(PhantomData))
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for NamedMap<T> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        format!("NamedMap_{}", T::schema_name()).into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let value = generator.subschema_for::<T>();
+        json_schema!({
+            "type": "object",
+            "additionalProperties": value,
+        })
+    }
+}
+
+/// Port bindings of a node in file order, port names checked, duplicates rejected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortMap(pub Vec<(Port, TensorRef)>);
+
+impl Serialize for PortMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (port, r) in &self.0 {
+            map.serialize_entry(port.name(), r)?;
+        }
+        map.end()
+    }
+}
+
+fn port_names() -> String {
+    Port::ALL.map(Port::name).join(", ")
+}
+
+impl<'de> Deserialize<'de> for PortMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PortMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object mapping port names to tensor names or uids")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut entries: Vec<(Port, TensorRef)> = Vec::new();
+                while let Some(key) = access.next_key::<String>()? {
+                    let Some(port) = Port::from_name(&key) else {
+                        return Err(de::Error::custom(format!(
+                            "unknown port `{key}`, expected one of {}",
+                            port_names()
+                        )));
+                    };
+                    if entries.iter().any(|(p, _)| *p == port) {
+                        return Err(de::Error::custom(format!("duplicate port `{key}`")));
+                    }
+                    entries.push((port, access.next_value()?));
+                }
+                Ok(PortMap(entries))
+            }
+        }
+        deserializer.deserialize_map(V)
+    }
+}
+
+impl JsonSchema for PortMap {
+    fn schema_name() -> Cow<'static, str> {
+        "PortMap".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let value = generator.subschema_for::<TensorRef>();
+        let names: Vec<&str> = Port::ALL.iter().map(|p| p.name()).collect();
+        json_schema!({
+            "description": "Port name -> tensor. Ports are the cuDNN frontend's: Q K V O dO Stats Attn_scale Bias SEQ_LEN_Q SEQ_LEN_KV Seed Offset Dropout_mask Dropout_scale Dropout_scale_inv SINK_TOKEN (inputs), dQ dK dV dBias DSINK_TOKEN RNG_DUMP O Stats (outputs).",
+            "type": "object",
+            "propertyNames": { "enum": names },
+            "additionalProperties": value,
+        })
+    }
+}
+
+/// A reference to a tensor: its name, or its uid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TensorRef {
+    /// By name (the key in `tensors`).
+    Name(String),
+    /// By uid.
+    Uid(i64),
+}
+
+impl Serialize for TensorRef {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TensorRef::Name(n) => serializer.serialize_str(n),
+            TensorRef::Uid(u) => serializer.serialize_i64(*u),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TensorRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TensorRef;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tensor name (string) or uid (integer)")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<TensorRef, E> {
+                Ok(TensorRef::Name(v.to_owned()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<TensorRef, E> {
+                Ok(TensorRef::Uid(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<TensorRef, E> {
+                i64::try_from(v)
+                    .map(TensorRef::Uid)
+                    .map_err(|_| E::custom(format!("uid {v} does not fit in i64")))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for TensorRef {
+    fn schema_name() -> Cow<'static, str> {
+        "TensorRef".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A tensor, by name (string) or uid (integer).",
+            "type": ["string", "integer"],
+        })
+    }
+}
+
+/// An f32 written as a JSON number: finite and within f32 range (JSON has no NaN or infinity,
+/// and a larger number would silently become infinite).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Finite32(pub f32);
+
+impl Serialize for Finite32 {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f32(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Finite32 {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Finite32;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number within f32 range")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Finite32, E> {
+                if v.is_finite() && v.abs() <= f64::from(f32::MAX) {
+                    Ok(Finite32(v as f32))
+                } else {
+                    Err(E::custom(format!("{v} is outside the f32 range")))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Finite32, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Finite32, E> {
+                self.visit_f64(v as f64)
+            }
+        }
+        deserializer.deserialize_f64(V)
+    }
+}
+
+impl JsonSchema for Finite32 {
+    fn schema_name() -> Cow<'static, str> {
+        "f32".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "number", "format": "float" })
+    }
+}
+
+/// The format marker, always `"rime.graph"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FormatName;
+
+/// The only value of `format`.
+pub const FORMAT: &str = "rime.graph";
+
+impl Serialize for FormatName {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(FORMAT)
+    }
+}
+
+impl<'de> Deserialize<'de> for FormatName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let found = String::deserialize(deserializer)?;
+        if found == FORMAT {
+            Ok(FormatName)
+        } else {
+            Err(de::Error::custom(format!(
+                "format is `{found}`, expected `{FORMAT}`"
+            )))
+        }
+    }
+}
+
+impl JsonSchema for FormatName {
+    fn schema_name() -> Cow<'static, str> {
+        "FormatName".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "const": FORMAT })
+    }
+}
+
+/// The format version, always 1 for this reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Version;
+
+/// The version this crate reads and writes.
+pub const VERSION: u64 = 1;
+
+impl Serialize for Version {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(VERSION)
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let found = u64::deserialize(deserializer)?;
+        if found == VERSION {
+            Ok(Version)
+        } else {
+            Err(de::Error::custom(format!(
+                "format version {found} is not supported, this rime reads version {VERSION}"
+            )))
+        }
+    }
+}
+
+impl JsonSchema for Version {
+    fn schema_name() -> Cow<'static, str> {
+        "Version".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "integer", "const": VERSION })
+    }
+}

@@ -1,0 +1,141 @@
+//! The JSON graph format, version 1: load, save, and its JSON Schema.
+//!
+//! ```
+//! let text = r#"{
+//!   "format": "rime.graph", "version": 1,
+//!   "context": {"io_data_type": "bf16", "intermediate_data_type": "f32", "compute_data_type": "f32"},
+//!   "tensors": {
+//!     "Q": {"dims": [1, 2, 16, 64], "strides": [2048, 1024, 64, 1]},
+//!     "K": {"dims": [1, 2, 16, 64], "strides": [2048, 1024, 64, 1]},
+//!     "V": {"dims": [1, 2, 16, 64], "strides": [2048, 1024, 64, 1]}
+//!   },
+//!   "nodes": [{"tag": "SDPA_FWD", "name": "fwd", "inputs": {"Q": "Q", "K": "K", "V": "V"},
+//!              "outputs": {"O": "Q"}}]
+//! }"#;
+//! let graph = rime_graph::json::from_str(text, "inline.json").unwrap();
+//! assert_eq!(graph.nodes().len(), 1);
+//! // Loading checks the format, not the structure: O aliasing Q is the validator's finding.
+//! assert!(graph.validate().is_err());
+//! let saved = rime_graph::json::to_string(&graph);
+//! assert_eq!(rime_graph::json::from_str(&saved, "saved.json").unwrap(), graph);
+//! ```
+//!
+//! The format is documented in `docs/json-format.md`; `schemas/graph.v1.schema.json` is
+//! [`schema`] written out.
+
+mod convert;
+pub mod cudnn;
+mod error;
+mod locate;
+mod maps;
+mod pretty;
+mod wire;
+
+use std::path::Path;
+
+pub use error::{LoadError, Location};
+pub use maps::{Finite32, FormatName, NamedMap, PortMap, TensorRef, Version, FORMAT, VERSION};
+pub use wire::{
+    AlignmentName, ContextDoc, DataTypeName, GraphDoc, NodeDoc, ScalarDoc, Tag, TensorDoc,
+};
+
+use crate::Graph;
+
+/// Reads and parses a graph file.
+///
+/// # Errors
+/// [`LoadError::Io`] when the file cannot be read; otherwise as [`from_str`], with the path as
+/// the source name.
+pub fn load_file(path: impl AsRef<Path>) -> Result<Graph, LoadError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let file = path.display().to_string();
+    match std::str::from_utf8(&bytes) {
+        Ok(text) => from_str(text, &file),
+        Err(e) => Err(LoadError::Syntax {
+            at: locate::location_of(
+                &String::from_utf8_lossy(&bytes[..e.valid_up_to()]),
+                e.valid_up_to(),
+            ),
+            file,
+            message: "the file is not valid UTF-8".to_owned(),
+        }),
+    }
+}
+
+/// Parses a graph from JSON text; `source` names it in errors (a file path, `<stdin>`, ...).
+///
+/// Only the format is checked (keys, types, tags, ports, data types, version, references);
+/// call [`Graph::validate`] for the structure. Nothing is added that the text does not say.
+///
+/// # Errors
+/// [`LoadError::Syntax`] for text that is not JSON, [`LoadError::Format`] for JSON that does
+/// not follow the format, [`LoadError::UnknownTensorName`], [`LoadError::UnknownUid`] and
+/// [`LoadError::AmbiguousUid`] for references that do not resolve. Each carries the source
+/// name, line and column, and the JSON path where one applies.
+pub fn from_str(text: &str, source: &str) -> Result<Graph, LoadError> {
+    let doc: GraphDoc = parse(text, source)?;
+    convert::from_doc(&doc, text, source)
+}
+
+/// Parses JSON text into a wire document (or any wire type), mapping serde_json's errors.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(
+    text: &str,
+    source: &str,
+) -> Result<T, LoadError> {
+    serde_json::from_str(text).map_err(|e| serde_error(&e, text, source))
+}
+
+fn serde_error(e: &serde_json::Error, text: &str, file: &str) -> LoadError {
+    let at = Location {
+        line: e.line(),
+        column: e.column(),
+    };
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_owned();
+    let file = file.to_owned();
+    match e.classify() {
+        serde_json::error::Category::Data => LoadError::Format {
+            path: locate::path_at(text, at).to_string(),
+            file,
+            at,
+            message,
+        },
+        _ => LoadError::Syntax { file, at, message },
+    }
+}
+
+/// The canonical text of a graph: keys sorted (tensors in graph order, which is their id
+/// order), optional keys only when set, pretty-printed, trailing newline. `from_str` of it
+/// gives back an equal graph, and saving that again gives the same text.
+///
+/// A graph that fails [`Graph::validate`] may save to text that does not load (duplicate
+/// tensor names become duplicate keys; a dangling id is written as `#N (dangling)`).
+pub fn to_string(graph: &Graph) -> String {
+    let doc = convert::to_doc(graph);
+    let pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    pretty::canonical(&pretty)
+}
+
+/// The canonical form as a JSON value (numbers as written in the text).
+pub fn to_value(graph: &Graph) -> serde_json::Value {
+    serde_json::from_str(&to_string(graph)).unwrap_or_default()
+}
+
+/// [`schema`] as pretty text with a trailing newline: the content of
+/// `schemas/graph.v1.schema.json`.
+pub fn schema_text() -> String {
+    let mut text = serde_json::to_string_pretty(&schema()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The JSON Schema (draft 2020-12) of the format, generated from the wire types; their doc
+/// comments are its descriptions.
+pub fn schema() -> serde_json::Value {
+    schemars::schema_for!(GraphDoc).to_value()
+}
