@@ -155,7 +155,7 @@ fn order(
 
 fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, det: bool) -> String {
     let mut parts = vec![format!(
-        "~{:.3} ms, {}-bound ({:.2} GFLOP at {:.1} TFLOP/s, {} at {:.0} GB/s)",
+        "~{:.3} ms, {}-bound ({:.2} GFLOP at {:.3} TFLOP/s, {} at {:.0} GB/s)",
         e.seconds * 1e3,
         e.bound.name(),
         e.flops / 1e9,
