@@ -213,3 +213,192 @@ fn approved_plans_come_only_from_supported_configurations() {
         .expect("cpu");
     assert_eq!(cpu.workspace().total_bytes(), 0);
 }
+
+#[test]
+fn deterministic_per_batch_dbias_is_accepted() {
+    let r = report(
+        "valid/bwd_bias_per_batch_dbias_deterministic.json",
+        "rtx-pro-6000",
+    );
+    assert_eq!(
+        codes(&r, Route::Atomic),
+        vec![ReasonCode::AtomicNotDeterministic]
+    );
+    assert_eq!(verdict(&r, Route::Relay), Verdict::Supported);
+    assert_eq!(verdict(&r, Route::TwoKernel), Verdict::Supported);
+    // Stored directly: no dBias accumulator.
+    let relay = r.nodes[0]
+        .config(EngineKind::Sm120, Some(Route::Relay))
+        .unwrap();
+    let ws = relay.workspace.as_ref().unwrap();
+    assert!(ws.region(rime::analyzer::RegionKind::DbiasAccum).is_none());
+    // Non-deterministic broadcast dBias is fine too, with an f32 accumulator.
+    let r = report("valid/bwd_bias_broadcast_dbias.json", "rtx-pro-6000");
+    let atomic = r.nodes[0]
+        .config(EngineKind::Sm120, Some(Route::Atomic))
+        .unwrap();
+    assert_eq!(atomic.verdict, Verdict::Supported);
+    let ws = atomic.workspace.as_ref().unwrap();
+    assert!(ws.region(rime::analyzer::RegionKind::DbiasAccum).is_some());
+}
+
+#[test]
+fn on_gpu_targets_the_cpu_reference_ranks_last() {
+    let r = report("valid/bwd_odd_len_17.json", "rtx-pro-6000");
+    for mode in HeuristicsMode::ALL {
+        let ranked = heuristics(
+            &r,
+            &HeuristicsOptions {
+                mode,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            ranked.last().unwrap().config.engine,
+            EngineKind::CpuReference,
+            "{mode}"
+        );
+    }
+    let r = report("valid/bwd_odd_len_17.json", "cpu");
+    let ranked = heuristics(&r, &HeuristicsOptions::default());
+    assert_eq!(ranked.len(), 1);
+    assert_eq!(ranked[0].config.engine, EngineKind::CpuReference);
+}
+
+#[test]
+fn deselection_and_pinning_filter_without_reordering() {
+    let r = report("valid/bwd_bhsd_basic.json", "rtx-5090");
+    let all = heuristics(&r, &HeuristicsOptions::default());
+    let deselected = heuristics(
+        &r,
+        &HeuristicsOptions {
+            deselect: vec!["sm120/atomic".into()],
+            ..Default::default()
+        },
+    );
+    assert_eq!(deselected.len() + 1, all.len());
+    assert!(deselected
+        .iter()
+        .all(|c| c.config.route != Some(Route::Atomic)));
+    let pinned = heuristics(
+        &r,
+        &HeuristicsOptions {
+            pin: Some("sm120".into()),
+            ..Default::default()
+        },
+    );
+    assert!(pinned.iter().all(|c| c.config.engine == EngineKind::Sm120));
+    assert_eq!(
+        pinned.iter().map(|c| c.rank).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    let none = heuristics(
+        &r,
+        &HeuristicsOptions {
+            pin: Some("sm90".into()),
+            ..Default::default()
+        },
+    );
+    assert!(none.is_empty());
+}
+
+/// The analyzer never panics: every fixture, with every tensor's dims and strides pushed to
+/// extremes one at a time (structurally invalid), and with every option pushed to extremes
+/// (structurally valid, so the rules and surfaces run), is analysed, ranked, rendered and
+/// serialised.
+#[test]
+fn the_analyzer_never_panics_on_mutated_graphs() {
+    let extremes: [i64; 6] = [0, -1, 1, 7, i64::MAX, i64::MIN];
+    let targets = [
+        Target::by_name("rtx-5090").unwrap(),
+        Target::by_name("cpu").unwrap(),
+    ];
+    let run = |g: &rime::graph::Graph| {
+        for target in &targets {
+            let r = analyze(g, target);
+            let ranked = heuristics(&r, &HeuristicsOptions::default());
+            let _ = rime::analyzer::render_report(&r);
+            let _ = rime::analyzer::render_candidates(&r, &ranked);
+            let _ = rime::analyzer::report_json::report_doc(&r);
+        }
+    };
+    for dir in ["valid", "unsupported"] {
+        let mut files: Vec<_> = std::fs::read_dir(fixture(dir))
+            .expect("dir")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        for path in files {
+            let graph = rime::graph::json::load_file(&path).expect("loads");
+            for value in extremes {
+                let mut nodes: Vec<_> = graph.nodes().to_vec();
+                for n in nodes.iter_mut() {
+                    let o = &mut n.options;
+                    o.left_bound = Some(value);
+                    o.right_bound = Some(value);
+                    o.attn_scale = Some(if value == 0 { f32::NAN } else { value as f32 });
+                    o.dropout_probability = Some(if value == 1 {
+                        f32::INFINITY
+                    } else {
+                        value as f32
+                    });
+                    o.max_total_seq_len_q = Some(value);
+                    o.alibi_mask = value % 2 == 0;
+                    o.padding_mask = value % 2 != 0;
+                    o.deterministic = value > 0;
+                }
+                run(&rebuild(&graph, nodes));
+            }
+            for id in graph.tensor_ids() {
+                for (axis, value) in (0..4).flat_map(|a| extremes.map(|v| (a, v))) {
+                    let mut g = graph.clone();
+                    let t = g.get_mut(id).expect("tensor");
+                    if let Some(d) = t.dims.get_mut(axis) {
+                        *d = value;
+                    }
+                    if let Some(s) = t.strides.get_mut(3 - axis) {
+                        *s = value;
+                    }
+                    run(&g);
+                }
+            }
+        }
+    }
+}
+
+/// The same graph with its nodes replaced (the graph API adds nodes; it does not edit them).
+fn rebuild(g: &rime::graph::Graph, nodes: Vec<rime::graph::Node>) -> rime::graph::Graph {
+    let mut out = rime::graph::Graph::new(g.context.clone());
+    for t in g.tensors() {
+        out.tensor(t.clone());
+    }
+    for n in nodes {
+        out.add_node(n);
+    }
+    out
+}
+
+#[test]
+fn json_reports_match_their_schema() {
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/report.v1.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).expect("schema")).expect("json");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    for name in [
+        "valid/fwd_bwd_two_nodes.json",
+        "unsupported/bia003_deterministic_batch_broadcast_dbias.json",
+        "unsupported/str017_fwd_bwd_cycle.json",
+    ] {
+        for target in ["rtx-5090", "cpu"] {
+            let doc = rime::analyzer::report_json::report_doc(&report(name, target));
+            let value = serde_json::to_value(&doc).expect("serialises");
+            let errors: Vec<String> = validator
+                .iter_errors(&value)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{name} on {target}: {errors:?}");
+            assert_eq!(value["format"], "rime.report");
+        }
+    }
+}

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use rime::analyzer::{
-    analyze, heuristics, render_candidates, render_report, sm120, HeuristicsOptions, KernelConfig,
-    KernelRole, Subject, Target,
+    analyze, heuristics, render_candidates, render_report, sm120, HeuristicsMode,
+    HeuristicsOptions, KernelConfig, KernelRole, Subject, Target,
 };
 
 const TARGETS: [&str; 4] = ["rtx-5090", "rtx-pro-6000", "h200", "cpu"];
@@ -100,6 +100,52 @@ fn two_kernel_pair_rules() {
         for r in found {
             let _ = writeln!(out, "  {r}");
         }
+    }
+    insta::assert_snapshot!(out);
+}
+
+/// Every heuristics mode, a deselection and a pin, on one graph.
+#[test]
+fn heuristics_modes_deselection_and_pinning() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/valid/large_bwd_b4_h16_s1024_d128_causal.json");
+    let graph = rime::graph::json::load_file(path).expect("fixture loads");
+    let report = analyze(&graph, &target("rtx-pro-6000"));
+    let cases = [
+        ("--mode a", HeuristicsOptions::default()),
+        (
+            "--mode b",
+            HeuristicsOptions {
+                mode: HeuristicsMode::B,
+                ..Default::default()
+            },
+        ),
+        (
+            "--mode fallback",
+            HeuristicsOptions {
+                mode: HeuristicsMode::Fallback,
+                ..Default::default()
+            },
+        ),
+        (
+            "--deselect sm120/atomic --deselect cpu_reference",
+            HeuristicsOptions {
+                deselect: vec!["sm120/atomic".into(), "cpu_reference".into()],
+                ..Default::default()
+            },
+        ),
+        (
+            "--pin sm120/two_kernel",
+            HeuristicsOptions {
+                pin: Some("sm120/two_kernel".into()),
+                ..Default::default()
+            },
+        ),
+    ];
+    let mut out = String::new();
+    for (args, options) in cases {
+        let _ = writeln!(out, "===== rime heuristics {args}");
+        out.push_str(&render_candidates(&report, &heuristics(&report, &options)));
     }
     insta::assert_snapshot!(out);
 }
