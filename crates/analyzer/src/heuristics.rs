@@ -6,6 +6,8 @@
 //! - [`HeuristicsMode::Fallback`]: a fixed, shape-independent order (no cost model): relay,
 //!   atomic, two_kernel, SM120 forward, then the CPU reference.
 //!
+//! On a GPU target the CPU reference engine ranks after every GPU configuration in every mode.
+//!
 //! Users deselect configurations (`sm120`, `sm120/atomic`, ...) or pin one; deselected and
 //! unpinned ones are dropped, never reordered.
 
@@ -112,7 +114,14 @@ pub fn heuristics(report: &SupportReport, options: &HeuristicsOptions) -> Vec<Ca
                 (c, e)
             })
             .collect();
-        ranked.sort_by(|a, b| order(options.mode, a, b));
+        let gpu = report.target().is_gpu();
+        ranked.sort_by(|a, b| {
+            // On a GPU target the CPU reference is the last resort in every mode.
+            let last = |c: &EngineConfig| gpu && c.engine == EngineKind::CpuReference;
+            last(&a.0)
+                .cmp(&last(&b.0))
+                .then_with(|| order(options.mode, a, b))
+        });
         for (i, (config, estimate)) in ranked.into_iter().enumerate() {
             let explanation = explain(&config, &estimate, &shape, graph_node.options.deterministic);
             out.push(Candidate {
@@ -155,7 +164,7 @@ fn order(
 
 fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, det: bool) -> String {
     let mut parts = vec![format!(
-        "~{:.3} ms, {}-bound ({:.2} GFLOP at {:.1} TFLOP/s, {} at {:.0} GB/s)",
+        "~{:.3} ms, {}-bound ({:.2} GFLOP at {:.3} TFLOP/s, {} at {:.0} GB/s)",
         e.seconds * 1e3,
         e.bound.name(),
         e.flops / 1e9,

@@ -22,6 +22,12 @@ enum Command {
     Validate(cmd::validate::ValidateArgs),
     /// Print the JSON Schema of the graph format.
     Schema(cmd::schema::SchemaArgs),
+    /// Which engine configurations can run a graph on a target, and why not.
+    Check(cmd::check::CheckArgs),
+    /// The supported engine configurations of a graph, ranked.
+    Heuristics(cmd::heuristics::HeuristicsArgs),
+    /// Explain a reason code.
+    Explain(cmd::explain::ExplainArgs),
     /// GPU conformance sweep: sm120 kernels against the reference (skips without a GPU).
     Selftest(cmd::selftest::SelftestArgs),
 }
@@ -31,6 +37,9 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Schema(args) => cmd::schema::run(args),
+        Command::Check(args) => cmd::check::run(args),
+        Command::Heuristics(args) => cmd::heuristics::run(args),
+        Command::Explain(args) => cmd::explain::run(args),
         Command::Selftest(args) => cmd::selftest::run(args),
     };
     match result {
