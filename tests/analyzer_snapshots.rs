@@ -88,7 +88,7 @@ fn two_kernel_pair_rules() {
             KernelConfig { block_q: 96, ..dq },
             sm120::SM120_SMEM_PER_BLOCK,
         ),
-        ("dQ GEMM over a 48 KiB cap", dq, 49_152),
+        ("dQ GEMM over a 32 KiB cap", dq, 32_768),
     ];
     let subject = Subject::Target {
         target: "synthetic".into(),

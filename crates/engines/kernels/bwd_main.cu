@@ -4,8 +4,13 @@
 //   dV = sum over query heads of the group of P^T dO          (registers, stored at the end)
 //   dK = scale * sum over the group of dS^T Q                 (registers, stored at the end)
 //   dS = P * (dO V^T - delta)
-//   dQ accum += dS K                                          (red.global.add.f32; the convert
-//                                                              kernel scales and converts)
+//   dQ, by DQ_ROUTE: 0 atomic   dQ accum += dS K with red.global.add.f32 (order not fixed);
+//                    1 relay    the same adds, but the KV-tile blocks of one Q tile take turns in
+//                               KV-tile order (a per-Q-tile counter passes the baton), so the
+//                               f32 sums are bitwise reproducible;
+//                    2 two_kernel  dS (io dtype) is written to a workspace with Skv rounded up to
+//                               128 columns (zeros where masked or skipped) for dq_gemm.cu.
+//   (routes 0 and 1 end with the convert kernel, which scales and converts dQ)
 //   dBias = dS: stored directly when each element has one writer (DBIAS_MODE 1), else added into
 //   an f32 accumulator (DBIAS_MODE 2, broadcast bias) that the convert kernel turns into dBias.
 //
@@ -19,11 +24,11 @@
 // Shared memory (dynamic, 16-bit elements, rows padded by 8 elements) plus 2 f32 rows:
 //   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8),
 //   dS^T BLOCK_KV x (BLOCK_Q+8), Stats*log2e and delta: 2 x BLOCK_Q x 4 bytes.
-//   e.g. DQK = DV = 128, 64 x 64: 79,360 B; DQK 192 / DV 128, BLOCK_Q 32: 70,912 B
+//   e.g. DQK = DV = 128, 64 x 64: 79,360 B; DQK 192 / DV 128, BLOCK_Q 32: 69,888 B
 //   (cap 101,376 B).
 //
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, IS_BF16, HAS_BIAS, DBIAS_MODE,
-// SMEM_BYTES.
+// DQ_ROUTE, SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
 #define LD_V (HEAD_DIM_V + 8)
@@ -41,6 +46,44 @@ static_assert(BLOCK_KV == 16 * WARPS, "one warp per 16 KV rows");
 static_assert(BLOCK_Q % 16 == 0 && HEAD_DIM_QK % DQ_UNIT == 0 && HEAD_DIM_V % 16 == 0, "tile shapes");
 static_assert(BWD_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the engine's table");
 static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
+static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
+
+// Query tiles [m_begin, m_end) that the band leaves for KV tile n (tile skipping). Every block
+// and the relay turn order use this one function.
+__device__ __forceinline__ void q_tiles_of(const AttnParams& p, int n, int& m_begin, int& m_end) {
+    const int n0 = n * BLOCK_KV;
+    int j_last = n0 + BLOCK_KV - 1;
+    if (j_last > p.skv - 1) j_last = p.skv - 1;
+    int i_begin = 0;
+    int i_end = p.sq;
+    if (p.has_right) {
+        int lo = n0 - p.shift - p.right_bound;
+        if (lo > i_begin) i_begin = lo;
+    }
+    if (p.has_left) {
+        int hi = j_last - p.shift + p.left_bound;
+        if (hi < i_end) i_end = hi;
+    }
+    m_begin = i_begin / BLOCK_Q;
+    m_end = i_end > i_begin ? (i_end + BLOCK_Q - 1) / BLOCK_Q : m_begin;
+}
+
+#if DQ_ROUTE == 1
+// Turn of KV tile n among the KV tiles that reach Q tile m: those form a contiguous run (both
+// ends of q_tiles_of grow with n), so the turn is n minus the first n whose range ends after m.
+__device__ __forceinline__ unsigned int relay_turn(const AttnParams& p, int n, int m) {
+    int lo = 0;
+    int hi = n;  // n itself reaches m
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        int mb, me;
+        q_tiles_of(p, mid, mb, me);
+        if (me > m) hi = mid;
+        else lo = mid + 1;
+    }
+    return (unsigned int)(n - lo);
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
 rime_bwd_main(const AttnParams p) {
@@ -64,21 +107,8 @@ rime_bwd_main(const AttnParams p) {
     const int group = p.hq / p.hk;
     const float scale_log2 = p.scale * RIME_LOG2E;
 
-    // Query rows the band leaves for KV columns n0 .. j_last (tile skipping).
-    int j_last = n0 + BLOCK_KV - 1;
-    if (j_last > p.skv - 1) j_last = p.skv - 1;
-    int i_begin = 0;
-    int i_end = p.sq;
-    if (p.has_right) {
-        int lo = n0 - p.shift - p.right_bound;
-        if (lo > i_begin) i_begin = lo;
-    }
-    if (p.has_left) {
-        int hi = j_last - p.shift + p.left_bound;
-        if (hi < i_end) i_end = hi;
-    }
-    const int m_begin = i_begin / BLOCK_Q;
-    const int m_end = i_end > i_begin ? (i_end + BLOCK_Q - 1) / BLOCK_Q : m_begin;
+    int m_begin, m_end;
+    q_tiles_of(p, blockIdx.x, m_begin, m_end);
 
     load_tile(sK, LD_QK, (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh + n0 * p.k.ss, p.k.ss,
               BLOCK_KV, HEAD_DIM_QK, p.skv - n0, tid, WARPS * 32);
@@ -117,6 +147,20 @@ rime_bwd_main(const AttnParams p) {
         float* gdBa = (float*)p.dbias_accum +
                       ((i64)(p.bias_b == 1 ? 0 : b) * p.bias_h + (p.bias_h == 1 ? 0 : h)) *
                           p.sq * p.skv;
+#endif
+
+#if DQ_ROUTE == 2
+        io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
+        // dq_gemm.cu reads every column of this tile: rows the band skips get dS = 0.
+        for (int e = tid; e < p.sq * BLOCK_KV; e += WARPS * 32) {
+            const int i = e / BLOCK_KV;
+            const int jl = e - i * BLOCK_KV;
+            const bool walked = i >= m_begin * BLOCK_Q && i < m_end * BLOCK_Q;
+            if (!walked) gdS[(i64)i * ds_pitch(p.skv) + jl] = 0;
+        }
+#elif DQ_ROUTE == 1
+        unsigned int* gRelay =
+            (unsigned int*)p.relay + ((i64)b * p.hq + h) * ((p.sq + BLOCK_Q - 1) / BLOCK_Q);
 #endif
 
         for (int m = m_begin; m < m_end; ++m) {
@@ -218,6 +262,7 @@ rime_bwd_main(const AttnParams p) {
                     const int row = warp * 16 + g + r * 8;
                     *(u32*)(sdS + row * LD_S + nt * 8 + 2 * t) =
                         pack_io2(s[nt][2 * r], s[nt][2 * r + 1]);
+
 #if DBIAS_MODE != 0
                     const int j = n0 + row;
 #pragma unroll
@@ -252,6 +297,25 @@ rime_bwd_main(const AttnParams p) {
                 }
             }
             __syncthreads();  // dS^T complete in shared memory
+#if DQ_ROUTE == 2
+            // dS (transposed back to [q][kv]) to the workspace, coalesced along KV.
+            {
+                const i64 pitch = ds_pitch(p.skv);
+                for (int e = tid; e < BLOCK_Q * BLOCK_KV; e += WARPS * 32) {
+                    const int ql = e / BLOCK_KV;
+                    const int jl = e - ql * BLOCK_KV;
+                    if (q0 + ql < p.sq) gdS[(i64)(q0 + ql) * pitch + jl] = sdS[jl * LD_S + ql];
+                }
+            }
+#else
+#if DQ_ROUTE == 1
+            const unsigned int turn = relay_turn(p, blockIdx.x, m);
+            if (tid == 0) {
+                while (ld_acquire_u32(gRelay + m) != turn) {
+                }
+            }
+            __syncthreads();  // our turn: earlier KV tiles' adds to this Q tile are visible
+#endif
 
             // dQ accum += dS K, in units of 16 query rows x DQ_UNIT head-dim columns per warp.
             for (int u = warp; u < (BLOCK_Q / 16) * (HEAD_DIM_QK / DQ_UNIT); u += WARPS) {
@@ -286,6 +350,12 @@ rime_bwd_main(const AttnParams p) {
                     }
                 }
             }
+#if DQ_ROUTE == 1
+            fence_gpu();      // each thread's adds are performed before the baton moves
+            __syncthreads();
+            if (tid == 0) st_release_u32(gRelay + m, turn + 1);
+#endif
+#endif
         }
     }
 

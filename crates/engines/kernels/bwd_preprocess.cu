@@ -1,14 +1,15 @@
 // bwd_preprocess.cu: first kernel of the SDPA backward.
 //   delta[b][h][i] = sum_d dO[b,h,i,d] * O[b,h,i,d]   (f32, the "D" of dS = P * (dP - D))
-// and zeroes the f32 accumulators the later kernels add into: dQ accum [B][Hq][Sq][HEAD_DIM_QK]
-// always, dBias accum [bias_b][bias_h][Sq][Skv] when the workspace has one (broadcast dBias).
+// and zeroes what the later kernels add into: the f32 dQ accumulator [B][Hq][Sq][HEAD_DIM_QK]
+// (atomic and relay routes), the relay route's turn counters [B][Hq][ceil(Sq / RELAY_TILE)],
+// and the f32 dBias accumulator [bias_b][bias_h][Sq][Skv] when the workspace has one.
 //
 // One block per (PRE_ROWS query rows, query head, batch), 4 warps; each warp reduces one row at
 // a time across its lanes. Every row below Sq is written (grid = ceil(Sq / PRE_ROWS)), so no
 // accumulator or delta element is left unwritten. The dBias accumulator is zeroed by a
 // grid-stride loop over all blocks. No shared memory.
 //
-// Defines: HEAD_DIM_QK, HEAD_DIM_V, IS_BF16.
+// Defines: HEAD_DIM_QK, HEAD_DIM_V, IS_BF16, RELAY_TILE (the main kernel's BLOCK_Q).
 
 #define PRE_ROWS 16
 #define PRE_WARPS 4
@@ -22,7 +23,7 @@ rime_bwd_preprocess(const AttnParams p) {
     const io_t* gO = (const io_t*)p.o.ptr + b * p.o.sb + h * p.o.sh;
     const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh;
     float* delta = (float*)p.delta + ((i64)b * p.hq + h) * p.sq;
-    float* dq_acc = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * HEAD_DIM_QK;
+    float* dq_acc = p.dq_accum ? (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * HEAD_DIM_QK : 0;
 
     for (int r = warp; r < PRE_ROWS; r += PRE_WARPS) {
         const int i = blockIdx.x * PRE_ROWS + r;
@@ -34,7 +35,14 @@ rime_bwd_preprocess(const AttnParams p) {
 #pragma unroll
         for (int m = 16; m >= 1; m >>= 1) acc += rime_shfl_xor(acc, m);
         if (lane == 0) delta[i] = acc;
-        for (int d = lane; d < HEAD_DIM_QK; d += 32) dq_acc[(i64)i * HEAD_DIM_QK + d] = 0.f;
+        if (dq_acc)
+            for (int d = lane; d < HEAD_DIM_QK; d += 32) dq_acc[(i64)i * HEAD_DIM_QK + d] = 0.f;
+    }
+    if (p.relay != 0) {
+        const int tiles = (p.sq + RELAY_TILE - 1) / RELAY_TILE;
+        unsigned int* counters = (unsigned int*)p.relay + ((i64)b * p.hq + h) * tiles;
+        for (int m = blockIdx.x * blockDim.x + threadIdx.x; m < tiles; m += gridDim.x * blockDim.x)
+            counters[m] = 0;
     }
 
     if (p.dbias_accum != 0) {

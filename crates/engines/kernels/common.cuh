@@ -199,9 +199,26 @@ struct AttnParams {
     u64 delta;        // f32 [B][Hq][Sq], workspace
     u64 dq_accum;     // f32 [B][Hq][Sq][HEAD_DIM_QK], workspace
     u64 dbias_accum;  // f32 [bias_b][bias_h][Sq][Skv], workspace (broadcast dBias only)
+    u64 relay;        // u32 [B][Hq][ceil(Sq / BLOCK_Q)] turn counters, workspace (relay route)
+    u64 ds;           // io [B][Hq][Sq][round_up(Skv, 128)], workspace (two_kernel route)
     int batch, hq, hk, hv, sq, skv;
     int shift;        // 0 for top-left alignment, Skv - Sq for bottom-right
     int has_right, right_bound, has_left, left_bound;
     int bias_b, bias_h;
     float scale;
 };
+
+// Row pitch of the two_kernel route's dS workspace: Skv rounded up to 128 columns.
+__device__ __forceinline__ i64 ds_pitch(int skv) { return (i64)((skv + 127) / 128) * 128; }
+
+__device__ __forceinline__ unsigned int ld_acquire_u32(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_release_u32(unsigned int* p, unsigned int v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ void fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }

@@ -111,4 +111,7 @@ pub enum EngineError {
         /// Engine name.
         engine: &'static str,
     },
+    /// The CUDA engine failed (CUDA unavailable, compilation, driver, layout).
+    #[error(transparent)]
+    Cuda(#[from] crate::cuda::CudaError),
 }

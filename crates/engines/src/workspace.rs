@@ -8,6 +8,8 @@ use crate::buffer::MemoryLocation;
 pub enum Workspace {
     /// Host bytes.
     Host(Vec<u8>),
+    /// Device bytes (the CUDA engine's; see [`crate::cuda::buffer::DeviceWorkspace`]).
+    Device(crate::cuda::buffer::DeviceWorkspace),
 }
 
 impl Workspace {
@@ -20,6 +22,7 @@ impl Workspace {
     pub fn len(&self) -> usize {
         match self {
             Workspace::Host(b) => b.len(),
+            Workspace::Device(d) => d.len(),
         }
     }
 
@@ -32,6 +35,7 @@ impl Workspace {
     pub fn location(&self) -> MemoryLocation {
         match self {
             Workspace::Host(_) => MemoryLocation::Host,
+            Workspace::Device(d) => MemoryLocation::Device(d.ordinal()),
         }
     }
 }

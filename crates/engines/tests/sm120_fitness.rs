@@ -1,4 +1,4 @@
-//! SM120 fitness: every kernel specialization of every configuration in the sm120 table is
+//! SM120 fitness: every kernel specialization of every entry of the analyzer's sm120 table is
 //! compiled by NVRTC for compute_120 and assembled by `ptxas -arch=sm_120 -v`; the test asserts
 //! static + dynamic shared memory <= 101,376 bytes, zero spill bytes, no stack frame, and
 //! registers x threads within what one block may use under its launch bounds.
@@ -14,7 +14,7 @@ use std::process::Command;
 
 use rime_engines::cuda::compile::{compile_ptx, KernelBuild};
 use rime_engines::cuda::probe::nvrtc_present;
-use rime_engines::cuda::table::{SM120_KERNELS, SM120_SMEM_PER_BLOCK};
+use rime_engines::cuda::table::{KERNELS, SM120_SMEM_PER_BLOCK};
 
 /// Registers per SM on sm_120 (64K 32-bit registers).
 const SM120_REGISTERS_PER_SM: u32 = 65_536;
@@ -86,7 +86,7 @@ fn every_sm120_configuration_fits() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut failures = Vec::new();
     let mut checked = 0;
-    for cfg in SM120_KERNELS {
+    for cfg in KERNELS {
         for build in KernelBuild::all_for(cfg) {
             let what = build.describe();
             let ptx = match compile_ptx(&build, 120) {
@@ -116,7 +116,7 @@ fn every_sm120_configuration_fits() {
                 "{what}: {} regs x {} threads, smem {} B (static {} + dynamic {}), spills {}/{}, stack {}",
                 r.registers, build.threads, smem, r.static_smem, build.smem_bytes, r.spill_stores, r.spill_loads, r.stack
             );
-            if smem > SM120_SMEM_PER_BLOCK {
+            if u64::from(smem) > SM120_SMEM_PER_BLOCK {
                 failures.push(format!(
                     "{what}: shared memory {smem} B > {SM120_SMEM_PER_BLOCK} B"
                 ));

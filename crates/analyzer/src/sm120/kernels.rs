@@ -2,11 +2,13 @@
 //! CUDA engine implements entry by entry.
 //!
 //! Tiles follow FlashAttention-2's choices for ~99 KB parts (sm86/89, which is where SM120's
-//! 101,376 B per block lands): 8-warp backward blocks with 64-row Q tiles, K/V resident, Q and dO
-//! streamed. Shared memory is derived from the tiles by the `const fn` formulas below (never
-//! typed in), and a test checks every entry fits [`SM120_SMEM_PER_BLOCK`]. The pipelines use
-//! cp.async groups, so no mbarriers are counted. Kept self-contained: the CUDA helper may tune
-//! the numbers here.
+//! 101,376 B per block lands), as implemented by crates/engines/kernels/*.cu: 4-warp blocks of
+//! 64-row tiles (each warp owns 16 rows), K/V resident in the backward with Q and dO streamed,
+//! shared-memory rows padded by 8 elements against bank conflicts. Shared memory is derived from
+//! the tiles by the `const fn` formulas below (never typed in; the kernels `static_assert` the
+//! same numbers), and a test checks every entry fits [`SM120_SMEM_PER_BLOCK`]. The pipelines use
+//! cp.async groups, so no mbarriers are counted. The engines crate's fitness test compiles every
+//! entry for sm_120 and checks ptxas's shared memory, spills and registers.
 
 use rime_graph::DataType;
 
@@ -80,20 +82,29 @@ impl KernelConfig {
     }
 }
 
-/// Backward main kernel: `stages` buffers of the streamed Q and dO tiles, resident K and V
-/// tiles, one P and one dS tile (io type), and `stages` f32 rows of LSE and delta.
+/// Elements of padding per shared-memory row (16 bytes: conflict-free ldmatrix).
+pub const SMEM_ROW_PAD: u32 = 8;
+
+/// Backward main kernel: resident K and V tiles, `stages` buffers of the streamed Q and dO tiles,
+/// the dS^T tile (io type), and `stages` f32 rows of LSE and delta; rows padded.
 pub const fn smem_backward(bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32) -> u32 {
-    IO_BYTES * (stages * bq * (dqk + dv) + bkv * (dqk + dv) + 2 * bq * bkv) + 4 * stages * 2 * bq
+    let p = SMEM_ROW_PAD;
+    IO_BYTES * (bkv * (dqk + p + dv + p) + stages * bq * (dqk + p + dv + p) + bkv * (bq + p))
+        + 4 * stages * 2 * bq
 }
 
-/// Forward kernel: a resident Q tile and `stages` buffers of the streamed K and V tiles (io).
+/// Forward kernel: a resident Q tile and `stages` buffers of the streamed K and V tiles (io),
+/// rows padded.
 pub const fn smem_forward(bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32) -> u32 {
-    IO_BYTES * (bq * dqk + stages * bkv * (dqk + dv))
+    let p = SMEM_ROW_PAD;
+    IO_BYTES * (bq * (dqk + p) + stages * bkv * (dqk + p + dv + p))
 }
 
-/// dQ GEMM: `stages` buffers of a dS chunk (bq x bkv) and a K chunk (bkv x dqk), io type.
+/// dQ GEMM: `stages` buffers of a dS chunk (bq x bkv) and a K chunk (bkv x dqk), io type, rows
+/// padded.
 pub const fn smem_dq_gemm(bq: u32, bkv: u32, dqk: u32, stages: u32) -> u32 {
-    IO_BYTES * stages * (bq * bkv + bkv * dqk)
+    let p = SMEM_ROW_PAD;
+    IO_BYTES * stages * (bq * (bkv + p) + bkv * (dqk + p))
 }
 
 const HALF: &[DataType] = &[DataType::F16, DataType::Bf16];
@@ -145,19 +156,20 @@ macro_rules! kernel {
 
 /// Every compiled configuration, smallest envelope first within each role.
 pub const KERNELS: &[KernelConfig] = &[
-    // Forward: 128-row Q tiles (64 for 192/128), K/V streamed.
-    kernel!("fwd_d64_128x64", Forward, 64, 64, 128 x 64, 4, 2),
-    kernel!("fwd_d128_128x64", Forward, 128, 128, 128 x 64, 8, 1),
+    // Forward: 64-row Q tiles (16 per warp), 64-row K/V tiles streamed.
+    kernel!("fwd_d64_64x64", Forward, 64, 64, 64 x 64, 4, 1),
+    kernel!("fwd_d128_64x64", Forward, 128, 128, 64 x 64, 4, 1),
     kernel!("fwd_d192v128_64x64", Forward, 192, 128, 64 x 64, 4, 1),
-    // Backward main: 64-row Q tiles; d64 keeps 128 K/V rows and double-buffers Q/dO.
-    kernel!("bwd_d64_64x128", BackwardMain, 64, 64, 64 x 128, 8, 2),
-    kernel!("bwd_d128_64x64", BackwardMain, 128, 128, 64 x 64, 8, 1),
-    kernel!("bwd_d192v128_64x64", BackwardMain, 192, 128, 64 x 64, 8, 1),
-    // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's 64),
+    // Backward main: 64 K/V rows per block (16 per warp), dK/dV in registers; 64-row Q tiles,
+    // 32 for 192/128 so that dK + dV + S + dP stay in 255 registers without spills.
+    kernel!("bwd_d64_64x64", BackwardMain, 64, 64, 64 x 64, 4, 1),
+    kernel!("bwd_d128_64x64", BackwardMain, 128, 128, 64 x 64, 4, 1),
+    kernel!("bwd_d192v128_32x64", BackwardMain, 192, 128, 32 x 64, 4, 1),
+    // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile),
     // 64-column chunks of dS, which divide the 128-column rounding of Skv.
-    kernel!("dq_gemm_d64_128x64", DqGemm, 64, 64, 128 x 64, 8, 2),
-    kernel!("dq_gemm_d128_128x64", DqGemm, 128, 128, 128 x 64, 8, 2),
-    kernel!("dq_gemm_d192v128_128x64", DqGemm, 192, 128, 128 x 64, 8, 2),
+    kernel!("dq_gemm_d64_128x64", DqGemm, 64, 64, 128 x 64, 8, 1),
+    kernel!("dq_gemm_d128_128x64", DqGemm, 128, 128, 128 x 64, 8, 1),
+    kernel!("dq_gemm_d192v128_128x64", DqGemm, 192, 128, 128 x 64, 8, 1),
 ];
 
 /// The smallest configuration of `role` whose envelope holds (dqk, dv).
@@ -223,13 +235,15 @@ mod tests {
     #[test]
     fn selection_pads_up_to_the_smallest_envelope() {
         let pick = |dqk, dv| select(KernelRole::BackwardMain, dqk, dv).map(|k| k.name);
-        assert_eq!(pick(64, 64), Some("bwd_d64_64x128"));
-        assert_eq!(pick(40, 64), Some("bwd_d64_64x128"));
+        assert_eq!(pick(64, 64), Some("bwd_d64_64x64"));
+        assert_eq!(pick(40, 64), Some("bwd_d64_64x64"));
         assert_eq!(pick(64, 128), Some("bwd_d128_64x64"));
-        assert_eq!(pick(192, 128), Some("bwd_d192v128_64x64"));
-        assert_eq!(pick(160, 96), Some("bwd_d192v128_64x64"));
+        assert_eq!(pick(192, 128), Some("bwd_d192v128_32x64"));
+        assert_eq!(pick(160, 96), Some("bwd_d192v128_32x64"));
         assert_eq!(pick(192, 192), None);
         assert_eq!(pick(256, 128), None);
-        assert_eq!(smem_backward(64, 128, 64, 64, 2), 99_328);
+        assert_eq!(smem_backward(64, 64, 128, 128, 1), 79_360);
+        assert_eq!(smem_backward(32, 64, 192, 128, 1), 69_888);
+        assert_eq!(smem_forward(64, 64, 128, 128, 1), 52_224);
     }
 }

@@ -11,7 +11,7 @@ mod workspace;
 
 pub use kernels::{KernelConfig, KernelRole, KERNELS, SM120_SMEM_PER_BLOCK};
 pub use routes::{two_kernel_pair_rejections, TWO_KERNEL_FREE_MEMORY_DIVISOR};
-pub use workspace::backward_workspace;
+pub use workspace::{backward_workspace, WorkspaceNeeds};
 
 use crate::report::{ConfigReport, Verdict};
 use crate::rules::NodeCtx;

@@ -4,6 +4,6 @@ pub mod check;
 pub mod explain;
 pub mod heuristics;
 pub mod schema;
+pub mod selftest;
 pub mod target_args;
 pub mod validate;
-pub mod selftest;

@@ -45,7 +45,7 @@ fn line(r: &CaseReport) -> String {
 pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
     let require = args.require_gpu || std::env::var("RIME_REQUIRE_GPU").is_ok_and(|v| v == "1");
     let dev = match selftest::open_default_device() {
-        Ok(d) => d,
+        Ok(d) => std::sync::Arc::new(d),
         Err(e) if !require => {
             println!("SKIPPED selftest: {e}");
             return Ok(ExitCode::SUCCESS);
@@ -76,7 +76,7 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let mut write_err = None;
-    let reports = selftest::run(&dev, &cases, |r| {
+    let mut each = |r: &CaseReport| {
         let l = line(r);
         println!("{l}");
         if let Some(f) = file.as_mut() {
@@ -84,7 +84,20 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
                 write_err.get_or_insert(e);
             }
         }
-    });
+    };
+    let mut reports = selftest::run(&dev, &cases, &mut each);
+    // The engine through the public API: graphs -> analyze(auto) -> every sm120 candidate ->
+    // execute on device buffers -> compare with the CPU engine.
+    if args
+        .filter
+        .as_ref()
+        .is_none_or(|f| "engine".contains(f.as_str()) || f.starts_with("engine"))
+    {
+        let target = rime_engines::cuda::auto_target(0)?;
+        reports.extend(rime_engines::cuda::engine_check::run(
+            &dev, &target, &mut each,
+        ));
+    }
     if let Some(e) = write_err {
         return Err(e.into());
     }
@@ -99,5 +112,9 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
     if let Some(f) = file.as_mut() {
         writeln!(f, "{summary}")?;
     }
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

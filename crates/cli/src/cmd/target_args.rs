@@ -10,7 +10,7 @@ use rime_analyzer::{analyze, SupportReport, Target};
 pub struct AnalysisArgs {
     /// Graph file (JSON, format rime.graph v1).
     pub file: PathBuf,
-    /// Target profile: rtx-5090, rtx-pro-6000, h100, h200, a100 or cpu.
+    /// Target profile: rtx-5090, rtx-pro-6000, h100, h200, a100, cpu, or auto (device 0).
     #[arg(long, short, default_value = "rtx-pro-6000")]
     pub target: String,
     /// Free device memory in bytes (default: a fixed fraction of the profile's total).
@@ -25,11 +25,13 @@ impl AnalysisArgs {
     /// The target named by `--target`, with `--free-memory` applied.
     pub fn target(&self) -> anyhow::Result<Target> {
         if self.target == "auto" {
-            bail!(
-                "target `auto` reads a live device through the engines crate, which this build \
-                 cannot probe; use one of: {}",
-                Target::NAMES.join(", ")
-            );
+            // Device 0's properties and free memory, read now; a clear reason without CUDA.
+            let target = rime_engines::cuda::auto_target(0)
+                .map_err(|e| anyhow::anyhow!("target `auto`: {e}"))?;
+            return Ok(match self.free_memory {
+                Some(bytes) => target.with_free_memory(bytes),
+                None => target,
+            });
         }
         let Some(target) = Target::by_name(&self.target) else {
             bail!(

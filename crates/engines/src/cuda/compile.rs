@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::nvrtc::{CompileError, CompileOptions};
 
 use super::error::CudaError;
-use super::table::KernelConfig;
+use rime_analyzer::{KernelConfig, KernelRole, Route};
 
 /// Helpers every kernel uses; prepended to each kernel source (no toolkit headers needed).
 const COMMON: &str = include_str!("../../kernels/common.cuh");
@@ -25,9 +25,20 @@ pub enum KernelFile {
     BwdMain,
     /// convert.cu: f32 accumulator to io dtype.
     Convert,
+    /// dq_gemm.cu: dQ = scale * dS K (two_kernel route).
+    DqGemm,
 }
 
 impl KernelFile {
+    /// Every kernel file.
+    pub const ALL: [KernelFile; 5] = [
+        Self::Forward,
+        Self::Preprocess,
+        Self::BwdMain,
+        Self::Convert,
+        Self::DqGemm,
+    ];
+
     /// File name under crates/engines/kernels/.
     pub fn file_name(self) -> &'static str {
         match self {
@@ -35,6 +46,7 @@ impl KernelFile {
             Self::Preprocess => "bwd_preprocess.cu",
             Self::BwdMain => "bwd_main.cu",
             Self::Convert => "convert.cu",
+            Self::DqGemm => "dq_gemm.cu",
         }
     }
 
@@ -45,6 +57,7 @@ impl KernelFile {
             Self::Preprocess => "rime_bwd_preprocess",
             Self::BwdMain => "rime_bwd_main",
             Self::Convert => "rime_convert",
+            Self::DqGemm => "rime_dq_gemm",
         }
     }
 
@@ -54,6 +67,7 @@ impl KernelFile {
             Self::Preprocess => include_str!("../../kernels/bwd_preprocess.cu"),
             Self::BwdMain => include_str!("../../kernels/bwd_main.cu"),
             Self::Convert => include_str!("../../kernels/convert.cu"),
+            Self::DqGemm => include_str!("../../kernels/dq_gemm.cu"),
         }
     }
 
@@ -106,58 +120,73 @@ pub struct KernelBuild {
     pub smem_bytes: u32,
 }
 
+fn route_code(route: Route) -> i64 {
+    match route {
+        Route::Atomic => 0,
+        Route::Relay => 1,
+        Route::TwoKernel => 2,
+    }
+}
+
 impl KernelBuild {
-    /// The forward kernel for a configuration.
-    pub fn forward(cfg: &KernelConfig, io: IoType, has_bias: bool) -> Self {
+    fn tiled(file: KernelFile, k: &KernelConfig, io: IoType) -> Self {
         Self {
-            file: KernelFile::Forward,
+            file,
             defines: vec![
-                ("HEAD_DIM_QK", cfg.head_dim_qk.into()),
-                ("HEAD_DIM_V", cfg.head_dim_v.into()),
-                ("BLOCK_Q", cfg.fwd_block_q.into()),
-                ("BLOCK_KV", cfg.fwd_block_kv.into()),
-                ("WARPS", cfg.fwd_warps.into()),
+                ("HEAD_DIM_QK", k.head_dim_qk.into()),
+                ("HEAD_DIM_V", k.head_dim_v.into()),
+                ("BLOCK_Q", k.block_q.into()),
+                ("BLOCK_KV", k.block_kv.into()),
+                ("WARPS", k.warps.into()),
                 ("IS_BF16", io.is_bf16()),
-                ("HAS_BIAS", i64::from(has_bias)),
-                ("SMEM_BYTES", cfg.fwd_smem_bytes().into()),
+                ("SMEM_BYTES", k.smem_bytes.into()),
             ],
-            threads: 32 * cfg.fwd_warps,
-            smem_bytes: cfg.fwd_smem_bytes(),
+            threads: k.threads(),
+            smem_bytes: k.smem_bytes,
         }
     }
 
-    /// The backward preprocess kernel (delta, zeroed accumulators).
-    pub fn preprocess(cfg: &KernelConfig, io: IoType) -> Self {
+    /// The forward kernel of a `Forward` table entry.
+    pub fn forward(k: &KernelConfig, io: IoType, has_bias: bool) -> Self {
+        let mut b = Self::tiled(KernelFile::Forward, k, io);
+        b.defines.push(("HAS_BIAS", i64::from(has_bias)));
+        b
+    }
+
+    /// The backward preprocess kernel (delta, zeroed accumulators and relay counters) for a
+    /// `BackwardMain` entry.
+    pub fn preprocess(main: &KernelConfig, io: IoType) -> Self {
         Self {
             file: KernelFile::Preprocess,
             defines: vec![
-                ("HEAD_DIM_QK", cfg.head_dim_qk.into()),
-                ("HEAD_DIM_V", cfg.head_dim_v.into()),
+                ("HEAD_DIM_QK", main.head_dim_qk.into()),
+                ("HEAD_DIM_V", main.head_dim_v.into()),
                 ("IS_BF16", io.is_bf16()),
+                ("RELAY_TILE", main.block_q.into()),
             ],
             threads: 128,
             smem_bytes: 0,
         }
     }
 
-    /// The main backward kernel.
-    pub fn bwd_main(cfg: &KernelConfig, io: IoType, has_bias: bool, dbias: DbiasMode) -> Self {
-        Self {
-            file: KernelFile::BwdMain,
-            defines: vec![
-                ("HEAD_DIM_QK", cfg.head_dim_qk.into()),
-                ("HEAD_DIM_V", cfg.head_dim_v.into()),
-                ("BLOCK_Q", cfg.bwd_block_q.into()),
-                ("BLOCK_KV", cfg.bwd_block_kv.into()),
-                ("WARPS", cfg.bwd_warps.into()),
-                ("IS_BF16", io.is_bf16()),
-                ("HAS_BIAS", i64::from(has_bias)),
-                ("DBIAS_MODE", dbias as i64),
-                ("SMEM_BYTES", cfg.bwd_smem_bytes().into()),
-            ],
-            threads: 32 * cfg.bwd_warps,
-            smem_bytes: cfg.bwd_smem_bytes(),
-        }
+    /// The main backward kernel of a `BackwardMain` entry, for one route.
+    pub fn bwd_main(
+        main: &KernelConfig,
+        io: IoType,
+        has_bias: bool,
+        dbias: DbiasMode,
+        route: Route,
+    ) -> Self {
+        let mut b = Self::tiled(KernelFile::BwdMain, main, io);
+        b.defines.push(("HAS_BIAS", i64::from(has_bias)));
+        b.defines.push(("DBIAS_MODE", dbias as i64));
+        b.defines.push(("DQ_ROUTE", route_code(route)));
+        b
+    }
+
+    /// The dQ GEMM of a `DqGemm` entry (two_kernel route).
+    pub fn dq_gemm(k: &KernelConfig, io: IoType) -> Self {
+        Self::tiled(KernelFile::DqGemm, k, io)
     }
 
     /// The f32 -> io dtype convert kernel.
@@ -170,19 +199,37 @@ impl KernelBuild {
         }
     }
 
-    /// Every specialization a configuration can need (what the fitness test compiles).
-    pub fn all_for(cfg: &KernelConfig) -> Vec<Self> {
+    /// The kernel file that implements a table entry's role.
+    pub fn file_of(role: KernelRole) -> KernelFile {
+        match role {
+            KernelRole::Forward => KernelFile::Forward,
+            KernelRole::BackwardMain => KernelFile::BwdMain,
+            KernelRole::DqGemm => KernelFile::DqGemm,
+        }
+    }
+
+    /// Every specialization a table entry can need (what the fitness test compiles); the
+    /// auxiliary preprocess and convert kernels come with each `BackwardMain` entry.
+    pub fn all_for(k: &KernelConfig) -> Vec<Self> {
         let mut v = Vec::new();
         for io in [IoType::Bf16, IoType::F16] {
-            for has_bias in [false, true] {
-                v.push(Self::forward(cfg, io, has_bias));
+            match k.role {
+                KernelRole::Forward => {
+                    v.push(Self::forward(k, io, false));
+                    v.push(Self::forward(k, io, true));
+                }
+                KernelRole::BackwardMain => {
+                    for route in Route::ALL {
+                        v.push(Self::bwd_main(k, io, false, DbiasMode::None, route));
+                        for dbias in [DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate] {
+                            v.push(Self::bwd_main(k, io, true, dbias, route));
+                        }
+                    }
+                    v.push(Self::preprocess(k, io));
+                    v.push(Self::convert(io));
+                }
+                KernelRole::DqGemm => v.push(Self::dq_gemm(k, io)),
             }
-            v.push(Self::bwd_main(cfg, io, false, DbiasMode::None));
-            for dbias in [DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate] {
-                v.push(Self::bwd_main(cfg, io, true, dbias));
-            }
-            v.push(Self::preprocess(cfg, io));
-            v.push(Self::convert(io));
         }
         v
     }
@@ -349,11 +396,11 @@ impl PtxCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cuda::table::SM120_KERNELS;
+    use rime_analyzer::sm120::KERNELS;
 
     #[test]
     fn keys_change_with_options_arch_and_version() {
-        let cfg = &SM120_KERNELS[0];
+        let cfg = &KERNELS[0];
         let a = KernelBuild::forward(cfg, IoType::Bf16, false);
         let b = KernelBuild::forward(cfg, IoType::F16, false);
         assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&b, 120, (13, 0)));

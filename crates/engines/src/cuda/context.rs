@@ -165,3 +165,21 @@ pub fn auto_properties(ordinal: usize) -> Result<DeviceProperties, CudaError> {
     let ctx = CudaContext::new(ordinal).map_err(CudaError::driver("context creation"))?;
     read_properties(&ctx)
 }
+
+/// The analyzer's `auto` target for device `ordinal`: its properties and free memory read now.
+///
+/// # Errors
+/// [`CudaError::Unavailable`] with the reason, or a driver error.
+pub fn auto_target(ordinal: usize) -> Result<rime_analyzer::Target, CudaError> {
+    let p = auto_properties(ordinal)?;
+    Ok(rime_analyzer::Target::from_device(
+        &rime_analyzer::DeviceProperties {
+            name: p.name.clone(),
+            sm: p.arch(),
+            sm_count: p.multiprocessors,
+            smem_per_block: u64::from(p.smem_per_block_optin),
+            memory_bytes: p.total_memory,
+            free_memory_bytes: p.free_memory,
+        },
+    ))
+}

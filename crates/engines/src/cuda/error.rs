@@ -3,7 +3,7 @@
 use cudarc::driver::DriverError;
 
 /// Why the CUDA engine could not do what was asked.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CudaError {
     /// CUDA cannot be used on this machine (no driver library, no device, no NVRTC).
     #[error("CUDA unavailable: {0}")]
@@ -37,15 +37,6 @@ pub enum CudaError {
         /// NVRTC's error code, rendered.
         detail: String,
     },
-    /// The on-disk module cache could not be read or written.
-    #[error("kernel cache I/O at {path}: {source}")]
-    CacheIo {
-        /// File or directory involved.
-        path: std::path::PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
     /// No compiled kernel configuration covers these head dims.
     #[error("no sm120 kernel configuration for head dims {head_dim_qk}/{head_dim_v}")]
     NoKernelConfig {
@@ -59,6 +50,16 @@ pub enum CudaError {
     Unsupported {
         /// Which constraint failed.
         what: &'static str,
+    },
+    /// A variant-pack buffer is not a device buffer of this engine's device.
+    #[error("tensor '{tensor}' must be a device buffer on device {ordinal} (it is in {location} memory)")]
+    NotOnDevice {
+        /// Tensor name.
+        tensor: String,
+        /// The engine's device.
+        ordinal: usize,
+        /// Where the buffer is.
+        location: String,
     },
     /// A buffer handed to the engine has the wrong number of elements.
     #[error("buffer {name} holds {actual} elements, the problem needs at least {needed}")]

@@ -35,7 +35,7 @@ pub(crate) unsafe fn launch_attn(
     Ok(())
 }
 
-/// Launches the convert kernel over a [d0][d1][d2][d3] accumulator.
+/// Launches the convert kernel over a `[d0][d1][d2][d3]` accumulator.
 ///
 /// # Safety
 /// `f` must be the convert entry point; `params.src` must hold d0*d1*d2*d3 f32 values and

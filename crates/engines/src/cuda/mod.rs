@@ -4,8 +4,11 @@
 //! Nothing here needs CUDA at build time: the driver and NVRTC are loaded at run time, and a
 //! machine without them gets [`probe::Unavailable`] (a reason), never a panic.
 
+pub mod buffer;
 pub mod compile;
 pub mod context;
+pub mod engine;
+pub mod engine_check;
 pub mod error;
 mod launch;
 pub mod params;
@@ -16,4 +19,8 @@ pub mod reference;
 pub mod selftest;
 pub mod table;
 
+pub use buffer::{DeviceBuffer, DeviceWorkspace};
+pub use context::{auto_target, CudaDevice};
+pub use engine::{Sm120Engine, Sm120EnginePlan};
 pub use error::CudaError;
+pub use probe::{probe, CudaStatus, Unavailable};

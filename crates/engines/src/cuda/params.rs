@@ -43,12 +43,16 @@ pub struct AttnParams {
     pub dv: TensorRef,
     /// dBias.
     pub dbias: TensorRef,
-    /// Workspace: f32 delta [B][Hq][Sq].
+    /// Workspace: f32 delta `[B][Hq][Sq]`.
     pub delta: u64,
-    /// Workspace: f32 dQ accumulator [B][Hq][Sq][Dqk].
+    /// Workspace: f32 dQ accumulator `[B][Hq][Sq][Dqk]`.
     pub dq_accum: u64,
-    /// Workspace: f32 dBias accumulator [bias_b][bias_h][Sq][Skv] (0 when unused).
+    /// Workspace: f32 dBias accumulator `[bias_b][bias_h][Sq][Skv]` (0 when unused).
     pub dbias_accum: u64,
+    /// Workspace: u32 relay turn counters `[B][Hq][ceil(Sq / block_q)]` (0 unless relay).
+    pub relay: u64,
+    /// Workspace: io dS `[B][Hq][Sq][round_up(Skv, 128)]` (0 unless two_kernel).
+    pub ds: u64,
     /// B.
     pub batch: i32,
     /// Query heads.
@@ -83,7 +87,7 @@ pub struct AttnParams {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ConvertParams {
-    /// Compact f32 accumulator [d0][d1][d2][d3].
+    /// Compact f32 accumulator `[d0][d1][d2][d3]`.
     pub src: u64,
     /// Destination tensor (io dtype).
     pub dst: u64,
@@ -115,8 +119,8 @@ mod tests {
 
     #[test]
     fn layouts_match_the_cuda_structs() {
-        // 11 TensorRefs of 32 bytes, 3 pointers, 13 ints and a float.
-        assert_eq!(std::mem::size_of::<AttnParams>(), 11 * 32 + 3 * 8 + 14 * 4);
+        // 11 TensorRefs of 32 bytes, 5 pointers, 13 ints and a float.
+        assert_eq!(std::mem::size_of::<AttnParams>(), 11 * 32 + 5 * 8 + 14 * 4);
         assert_eq!(std::mem::size_of::<ConvertParams>(), 2 * 8 + 3 * 8 + 4 * 4);
     }
 }

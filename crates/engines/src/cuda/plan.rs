@@ -1,8 +1,12 @@
-//! The sm120 engine plan: checks a problem against what the kernels implement, sizes the
-//! workspace exactly, and runs the forward (O, Stats) or the backward chain
-//! (preprocess -> main -> dQ convert [-> dBias convert]) of the `atomic` route.
+//! The sm120 engine plan: checks a problem against what the kernels implement, takes the exact
+//! workspace layout from the analyzer, and runs the forward (O, Stats) or the backward chain of
+//! a route: preprocess -> main -> (atomic, relay: dQ convert | two_kernel: dQ GEMM)
+//! [-> dBias convert].
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use rime_analyzer::sm120::{backward_workspace, WorkspaceNeeds};
+use rime_analyzer::{KernelConfig, KernelRole, RegionKind, Route, WorkspaceLayout};
+use rime_graph::SdpaShape;
 
 use super::compile::{DbiasMode, KernelBuild};
 use super::context::CudaDevice;
@@ -10,23 +14,7 @@ use super::error::CudaError;
 use super::launch::{launch_attn, launch_convert};
 use super::params::{AttnParams, ConvertParams, TensorRef};
 use super::problem::{AttnProblem, Strides};
-use super::table::KernelConfig;
-
-/// Alignment of each workspace region (bytes).
-const WS_ALIGN: usize = 256;
-
-/// Byte offsets of the workspace regions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WorkspaceLayout {
-    /// f32 delta [B][Hq][Sq].
-    pub delta: usize,
-    /// f32 dQ accumulator [B][Hq][Sq][Dqk].
-    pub dq_accum: usize,
-    /// f32 dBias accumulator [bias_b][bias_h][Sq][Skv], when dBias broadcasts.
-    pub dbias_accum: Option<usize>,
-    /// Total bytes.
-    pub bytes: usize,
-}
+use super::table::exact;
 
 /// Device buffers of a forward run (io tensors as 16-bit words, Stats as f32).
 #[derive(Debug)]
@@ -70,34 +58,37 @@ pub struct BackwardBuffers<'a> {
     pub dv: &'a mut CudaSlice<u16>,
     /// dBias (written), when requested.
     pub dbias: Option<&'a mut CudaSlice<u16>>,
-    /// Workspace of [`Sm120Plan::workspace`]`.bytes` bytes.
-    pub workspace: &'a mut CudaSlice<u8>,
+    /// Workspace of at least [`Sm120Plan::workspace_bytes`] bytes (scratch: the kernels write
+    /// it through its device address, so a shared reference suffices).
+    pub workspace: &'a CudaSlice<u8>,
 }
 
-/// A checked problem bound to a kernel configuration.
+/// A checked problem bound to its kernel configurations and route.
 #[derive(Debug, Clone)]
 pub struct Sm120Plan {
     problem: AttnProblem,
-    config: &'static KernelConfig,
+    route: Route,
+    forward: &'static KernelConfig,
+    main: &'static KernelConfig,
+    dq_gemm: &'static KernelConfig,
     workspace: WorkspaceLayout,
 }
 
-fn round_up(x: usize) -> usize {
-    x.div_ceil(WS_ALIGN) * WS_ALIGN
-}
-
 impl Sm120Plan {
-    /// Checks `problem` against the kernels and picks the configuration for its head dims.
+    /// Checks `problem` against the kernels, picks the table entries for its head dims, and sizes
+    /// the backward workspace of `route` with the analyzer's formulas.
     ///
     /// # Errors
     /// [`CudaError::NoKernelConfig`] or [`CudaError::Unsupported`] naming the constraint.
-    pub fn new(problem: AttnProblem) -> Result<Self, CudaError> {
-        let config = KernelConfig::for_head_dims(problem.dqk, problem.dv).ok_or(
-            CudaError::NoKernelConfig {
-                head_dim_qk: problem.dqk,
-                head_dim_v: problem.dv,
-            },
-        )?;
+    pub fn new(problem: AttnProblem, route: Route) -> Result<Self, CudaError> {
+        let (dqk, dv) = (problem.dqk, problem.dv);
+        let missing = || CudaError::NoKernelConfig {
+            head_dim_qk: dqk,
+            head_dim_v: dv,
+        };
+        let forward = exact(KernelRole::Forward, dqk, dv).ok_or_else(missing)?;
+        let main = exact(KernelRole::BackwardMain, dqk, dv).ok_or_else(missing)?;
+        let dq_gemm = exact(KernelRole::DqGemm, dqk, dv).ok_or_else(missing)?;
         let p = &problem;
         let unsupported = |what| Err(CudaError::Unsupported { what });
         if p.batch == 0 || p.hq == 0 || p.hk == 0 || p.sq == 0 || p.skv == 0 {
@@ -106,12 +97,8 @@ impl Sm120Plan {
         if p.hq % p.hk != 0 || p.hk != p.hv {
             return unsupported("Hq must be a multiple of Hk, and Hk must equal Hv");
         }
-        if p.batch > 65_535
-            || p.hq > 65_535
-            || p.sq > i32::MAX as usize / 2
-            || p.skv > i32::MAX as usize / 2
-        {
-            return unsupported("B and H at most 65,535; Sq and Skv below 2^30");
+        if p.batch > 65_535 || p.hq > 65_535 || p.sq > 1 << 30 || p.skv > 1 << 30 {
+            return unsupported("B and H at most 65,535; Sq and Skv at most 2^30");
         }
         let l = &p.layouts;
         let aligned = |s: &Strides| s.b % 8 == 0 && s.h % 8 == 0 && s.s % 8 == 0;
@@ -134,33 +121,45 @@ impl Sm120Plan {
         if p.band.left.is_some_and(|v| v < 1) || p.band.right.is_some_and(|v| v < 0) {
             return unsupported("left bound >= 1 and right bound >= 0");
         }
-        let delta = 0;
-        let dq_accum = round_up(p.batch * p.hq * p.sq * 4);
-        let mut bytes = dq_accum + round_up(p.batch * p.hq * p.sq * p.dqk * 4);
-        let dbias_accum = match p.bias {
-            Some(b) if p.dbias && p.bias_broadcasts() => {
-                let at = bytes;
-                bytes += round_up(b.batch * b.heads * p.sq * p.skv * 4);
-                Some(at)
-            }
-            _ => None,
+        let shape = SdpaShape {
+            b: p.batch as i64,
+            hq: p.hq as i64,
+            hk: p.hk as i64,
+            hv: p.hv as i64,
+            sq: p.sq as i64,
+            skv: p.skv as i64,
+            dqk: p.dqk as i64,
+            dv: p.dv as i64,
         };
-        let workspace = WorkspaceLayout {
-            delta,
-            dq_accum,
-            dbias_accum,
-            bytes,
+        let needs = WorkspaceNeeds {
+            dbias_accum_elements: p
+                .bias
+                .filter(|_| p.dbias && p.bias_broadcasts())
+                .map(|b| (b.batch * b.heads * p.sq * p.skv) as u64),
+            dsink: false,
         };
+        let workspace =
+            backward_workspace(&shape, route, main, needs).map_err(|_| CudaError::Unsupported {
+                what: "workspace size overflows 64 bits",
+            })?;
         Ok(Self {
             problem,
-            config,
+            route,
+            forward,
+            main,
+            dq_gemm,
             workspace,
         })
     }
 
-    /// The kernel configuration chosen.
+    /// The backward main kernel's table entry.
     pub fn config(&self) -> &'static KernelConfig {
-        self.config
+        self.main
+    }
+
+    /// The dQ route.
+    pub fn route(&self) -> Route {
+        self.route
     }
 
     /// The problem.
@@ -168,9 +167,14 @@ impl Sm120Plan {
         &self.problem
     }
 
-    /// Exact workspace layout of the backward.
-    pub fn workspace(&self) -> WorkspaceLayout {
-        self.workspace
+    /// Exact workspace layout of the backward (the analyzer's).
+    pub fn workspace(&self) -> &WorkspaceLayout {
+        &self.workspace
+    }
+
+    /// Workspace bytes the backward needs.
+    pub fn workspace_bytes(&self) -> usize {
+        usize::try_from(self.workspace.total_bytes()).unwrap_or(usize::MAX)
     }
 
     fn dbias_mode(&self) -> DbiasMode {
@@ -181,15 +185,25 @@ impl Sm120Plan {
         }
     }
 
-    /// Every kernel build this plan launches (compiled ahead by `prepare`).
+    /// Every kernel build this plan launches.
     pub fn builds(&self) -> Vec<KernelBuild> {
         let p = &self.problem;
-        vec![
-            KernelBuild::forward(self.config, p.io, p.bias.is_some()),
-            KernelBuild::preprocess(self.config, p.io),
-            KernelBuild::bwd_main(self.config, p.io, p.bias.is_some(), self.dbias_mode()),
+        let mut v = vec![
+            KernelBuild::forward(self.forward, p.io, p.bias.is_some()),
+            KernelBuild::preprocess(self.main, p.io),
+            KernelBuild::bwd_main(
+                self.main,
+                p.io,
+                p.bias.is_some(),
+                self.dbias_mode(),
+                self.route,
+            ),
             KernelBuild::convert(p.io),
-        ]
+        ];
+        if self.route == Route::TwoKernel {
+            v.push(KernelBuild::dq_gemm(self.dq_gemm, p.io));
+        }
+        v
     }
 
     fn base_params(&self) -> AttnParams {
@@ -253,10 +267,10 @@ impl Sm120Plan {
         params.bias = bias_ref(bufs.bias, self.bias_strides(l.bias), l.bias, d.bias, st)?;
         params.o = tref_mut(bufs.o, "O", l.o, d.o, st)?;
         params.stats = tref_mut(bufs.stats, "Stats", l.stats, d.stats, st)?;
-        let build = KernelBuild::forward(self.config, p.io, p.bias.is_some());
+        let build = KernelBuild::forward(self.forward, p.io, p.bias.is_some());
         let f = dev.function(&build)?;
         let grid = (
-            p.sq.div_ceil(self.config.fwd_block_q as usize) as u32,
+            p.sq.div_ceil(self.forward.block_q as usize) as u32,
             p.hq as u32,
             p.batch as u32,
         );
@@ -276,11 +290,11 @@ impl Sm120Plan {
             self.dims(),
             dev.stream(),
         );
-        let ws = self.workspace;
-        if bufs.workspace.len() < ws.bytes {
+        let ws = &self.workspace;
+        if bufs.workspace.len() < self.workspace_bytes() {
             return Err(CudaError::BufferSize {
                 name: "workspace",
-                needed: ws.bytes,
+                needed: self.workspace_bytes(),
                 actual: bufs.workspace.len(),
             });
         }
@@ -306,26 +320,35 @@ impl Sm120Plan {
             params.dbias = tref_mut(buf, "dBias", l.dbias, dims, st)?;
         }
         let ws_base = {
-            let (ptr, _guard) = bufs.workspace.device_ptr_mut(st);
+            let (ptr, _guard) = bufs.workspace.device_ptr(st);
             ptr
         };
-        params.delta = ws_base + ws.delta as u64;
-        params.dq_accum = ws_base + ws.dq_accum as u64;
-        params.dbias_accum = ws.dbias_accum.map_or(0, |o| ws_base + o as u64);
+        let region = |kind| ws.region(kind).map_or(0, |r| ws_base + r.offset);
+        params.delta = region(RegionKind::Delta);
+        params.dq_accum = region(RegionKind::DqAccum);
+        params.dbias_accum = region(RegionKind::DbiasAccum);
+        params.relay = region(RegionKind::RelayCounters);
+        params.ds = region(RegionKind::DScores);
 
-        let cfg = self.config;
-        let pre = KernelBuild::preprocess(cfg, p.io);
-        let main = KernelBuild::bwd_main(cfg, p.io, p.bias.is_some(), self.dbias_mode());
+        let main = self.main;
+        let pre = KernelBuild::preprocess(main, p.io);
+        let bwd =
+            KernelBuild::bwd_main(main, p.io, p.bias.is_some(), self.dbias_mode(), self.route);
         let conv = KernelBuild::convert(p.io);
+        let gemm = KernelBuild::dq_gemm(self.dq_gemm, p.io);
         let (f_pre, f_main, f_conv) = (
             dev.function(&pre)?,
-            dev.function(&main)?,
+            dev.function(&bwd)?,
             dev.function(&conv)?,
         );
+        let f_gemm = match self.route {
+            Route::TwoKernel => Some(dev.function(&gemm)?),
+            Route::Atomic | Route::Relay => None,
+        };
         let (b, hq) = (p.batch as u32, p.hq as u32);
         // SAFETY (all launches below): each function comes from its build; every pointer was
-        // checked against its extent above, and the workspace holds `ws.bytes` bytes laid out
-        // by `WorkspaceLayout`. The stream orders preprocess -> main -> converts.
+        // checked against its extent above, and the workspace holds the analyzer's layout for
+        // this route. The stream orders preprocess -> main -> dQ -> dBias.
         unsafe {
             launch_attn(
                 dev,
@@ -335,24 +358,29 @@ impl Sm120Plan {
                 &params,
             )?;
             let grid = (
-                p.skv.div_ceil(cfg.bwd_block_kv as usize) as u32,
+                p.skv.div_ceil(main.block_kv as usize) as u32,
                 p.hk as u32,
                 b,
             );
-            launch_attn(dev, &f_main, &main, grid, &params)?;
-            let dq = ConvertParams {
-                src: params.dq_accum,
-                dst: params.dq.ptr,
-                s0: l.dq.b,
-                s1: l.dq.h,
-                s2: l.dq.s,
-                d1: p.hq as i32,
-                d2: p.sq as i32,
-                d3: p.dqk as i32,
-                scale: p.scale,
-            };
-            launch_convert(dev, &f_conv, &conv, b, &dq)?;
-            if let (Some(_), Some(bias)) = (ws.dbias_accum, p.bias) {
+            launch_attn(dev, &f_main, &bwd, grid, &params)?;
+            if let Some(f) = &f_gemm {
+                let grid = (p.sq.div_ceil(self.dq_gemm.block_q as usize) as u32, hq, b);
+                launch_attn(dev, f, &gemm, grid, &params)?;
+            } else {
+                let dq = ConvertParams {
+                    src: params.dq_accum,
+                    dst: params.dq.ptr,
+                    s0: l.dq.b,
+                    s1: l.dq.h,
+                    s2: l.dq.s,
+                    d1: p.hq as i32,
+                    d2: p.sq as i32,
+                    d3: p.dqk as i32,
+                    scale: p.scale,
+                };
+                launch_convert(dev, &f_conv, &conv, b, &dq)?;
+            }
+            if let (Some(_), Some(bias)) = (ws.region(RegionKind::DbiasAccum), p.bias) {
                 let db = ConvertParams {
                     src: params.dbias_accum,
                     dst: params.dbias.ptr,

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use cudarc::driver::CudaSlice;
 use half::{bf16, f16};
 
+use rime_analyzer::Route;
+
 use super::compile::{IoType, PtxCache};
 use super::context::CudaDevice;
 use super::error::CudaError;
@@ -33,6 +35,8 @@ pub struct Case {
     pub problem: AttnProblem,
     /// Layout of the io tensors.
     pub layout: Layout,
+    /// dQ route of the backward.
+    pub route: Route,
 }
 
 /// Builder-style description used by the case table.
@@ -90,7 +94,7 @@ const BAND: Band = Band {
     bottom_right: false,
 };
 
-fn make(name: &str, s: Spec, io: IoType, layout: Layout) -> Case {
+fn make(name: &str, s: Spec, io: IoType, layout: Layout, route: Route) -> Case {
     let (hv, bias) = (
         s.hk,
         s.bias.map(|(batch, heads)| BiasShape { batch, heads }),
@@ -122,7 +126,7 @@ fn make(name: &str, s: Spec, io: IoType, layout: Layout) -> Case {
         Layout::Bshd => "bshd",
     };
     Case {
-        name: format!("{name}/{dt}/{lay}"),
+        name: format!("{name}/{dt}/{lay}/{route}"),
         problem: AttnProblem {
             batch: s.b,
             hq: s.hq,
@@ -140,6 +144,7 @@ fn make(name: &str, s: Spec, io: IoType, layout: Layout) -> Case {
             layouts,
         },
         layout,
+        route,
     }
 }
 
@@ -149,8 +154,10 @@ fn make(name: &str, s: Spec, io: IoType, layout: Layout) -> Case {
 pub fn cases(small: bool) -> Vec<Case> {
     let mut v = Vec::new();
     let both = |v: &mut Vec<Case>, name: &str, s: Spec, layout: Layout| {
-        v.push(make(name, s, IoType::Bf16, layout));
-        v.push(make(name, s, IoType::F16, layout));
+        for route in Route::ALL {
+            v.push(make(name, s, IoType::Bf16, layout, route));
+            v.push(make(name, s, IoType::F16, layout, route));
+        }
     };
     for d in [(64, 64), (128, 128), (192, 128)] {
         let mut s = spec(2, 4, 2, 70, 90, d.0);
@@ -441,7 +448,7 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
     let p = &case.problem;
     let l = &p.layouts;
     let io = p.io;
-    let plan = Sm120Plan::new(p.clone())?;
+    let plan = Sm120Plan::new(p.clone(), case.route)?;
     let st = dev.stream();
     let drv = CudaError::driver;
     let mut rng = Rng(seed);
@@ -523,27 +530,35 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
         Some(dims) if p.dbias => Some(poisoned(dims, l.dbias)?),
         _ => None,
     };
-    let mut ws: CudaSlice<u8> = st
-        .clone_htod(&vec![0xffu8; plan.workspace().bytes.max(1)])
-        .map_err(drv("poison"))?;
-    plan.backward(
-        dev,
-        BackwardBuffers {
-            q: &d_q,
-            k: &d_k,
-            v: &d_v,
-            o: &d_o_buf,
-            d_o: &d_do,
-            stats: &d_stats,
-            bias: d_bias.as_ref(),
-            dq: &mut d_dq,
-            dk: &mut d_dk,
-            dv: &mut d_dv,
-            dbias: d_dbias.as_mut(),
-            workspace: &mut ws,
-        },
-    )?;
-    dev.synchronize()?;
+    // Deterministic routes run twice (outputs and workspace poisoned again) and must agree
+    // bit for bit.
+    let passes = if case.route == Route::Atomic { 1 } else { 2 };
+    let mut dq_bits = Vec::new();
+    for _ in 0..passes {
+        let ws: CudaSlice<u8> = st
+            .clone_htod(&vec![0xffu8; plan.workspace_bytes().max(1)])
+            .map_err(drv("poison"))?;
+        d_dq = poisoned(dq_dims, l.dq)?;
+        plan.backward(
+            dev,
+            BackwardBuffers {
+                q: &d_q,
+                k: &d_k,
+                v: &d_v,
+                o: &d_o_buf,
+                d_o: &d_do,
+                stats: &d_stats,
+                bias: d_bias.as_ref(),
+                dq: &mut d_dq,
+                dk: &mut d_dk,
+                dv: &mut d_dv,
+                dbias: d_dbias.as_mut(),
+                workspace: &ws,
+            },
+        )?;
+        dev.synchronize()?;
+        dq_bits.push(st.clone_dtoh(&d_dq).map_err(drv("download"))?);
+    }
     let fetch = |buf: &CudaSlice<u16>, dims, s| -> Result<Vec<f32>, CudaError> {
         let host = st.clone_dtoh(buf).map_err(drv("download"))?;
         Ok(gather(&host, dims, s)
@@ -557,6 +572,14 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
     checks.push(compare("dV", &fetch(&d_dv, dv_dims, l.dv)?, &grads.dv));
     if let (Some(buf), Some(dims), Some(reference)) = (&d_dbias, bias_dims, &grads.dbias) {
         checks.push(compare("dBias", &fetch(buf, dims, l.dbias)?, reference));
+    }
+    if let [first, second] = dq_bits.as_slice() {
+        let differing = first.iter().zip(second).filter(|(a, b)| a != b).count();
+        checks.push(OutputCheck {
+            name: "dQ-repeat",
+            rel_err: 0.0,
+            bad: differing,
+        });
     }
     Ok(checks)
 }

@@ -1,0 +1,358 @@
+//! The sm120 engine behind the engines crate's [`Engine`] / [`Plan`] traits: it turns an
+//! analyzer-approved SM120 configuration into an [`Sm120Plan`] (compiling its kernels with
+//! NVRTC through the cache) and executes it on [`DeviceBuffer`]s and a device [`Workspace`].
+
+use std::sync::Arc;
+
+use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind, Route};
+use rime_graph::{DataType, DiagonalAlignment, Graph, NodeId, OpKind, Port, TensorId};
+
+use super::buffer::DeviceBuffer;
+use super::compile::IoType;
+use super::context::CudaDevice;
+use super::error::CudaError;
+use super::plan::{BackwardBuffers, ForwardBuffers, Sm120Plan};
+use super::problem::{AttnProblem, Band, BiasShape, Layouts, Strides};
+use crate::{
+    check_workspace, expect_engine, Binding, Buffer, Engine, EngineError, MemoryLocation, Plan,
+    PlanTensors, VariantPack, Workspace,
+};
+
+const ENGINE: &str = "sm120";
+
+fn unsupported(feature: &'static str) -> EngineError {
+    EngineError::Unsupported {
+        engine: ENGINE,
+        feature,
+    }
+}
+
+/// The SM120 CUDA engine on one device.
+#[derive(Debug, Clone)]
+pub struct Sm120Engine {
+    device: Arc<CudaDevice>,
+}
+
+impl Sm120Engine {
+    /// The engine on an opened device.
+    pub fn new(device: Arc<CudaDevice>) -> Self {
+        Self { device }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<CudaDevice> {
+        &self.device
+    }
+}
+
+impl Engine for Sm120Engine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Sm120
+    }
+
+    fn build_plan(&self, approved: &ApprovedPlan) -> Result<Box<dyn Plan>, EngineError> {
+        Ok(Box::new(Sm120EnginePlan::new(
+            Arc::clone(&self.device),
+            approved,
+        )?))
+    }
+}
+
+/// A built SM120 plan: the problem, its kernels (already compiled and loaded) and the route.
+#[derive(Debug)]
+pub struct Sm120EnginePlan {
+    device: Arc<CudaDevice>,
+    graph: Arc<Graph>,
+    node: NodeId,
+    op: OpKind,
+    config: EngineConfig,
+    plan: Sm120Plan,
+    tensors: PlanTensors,
+}
+
+fn strides_of(graph: &Graph, id: Option<TensorId>) -> Strides {
+    match id
+        .and_then(|id| graph.get(id))
+        .map(|t| t.strides.as_slice())
+    {
+        Some([b, h, s, _]) => Strides {
+            b: *b,
+            h: *h,
+            s: *s,
+        },
+        _ => Strides::default(),
+    }
+}
+
+impl Sm120EnginePlan {
+    /// Builds the plan of an approved SM120 configuration and compiles its kernels.
+    ///
+    /// # Errors
+    /// [`EngineError::WrongEngine`]; [`EngineError::Unsupported`] for what the kernels do not
+    /// implement yet (padding mask, ALiBi, sink, dropout, ragged layouts, an Attn_scale tensor
+    /// read at execution, head dims padded to a larger envelope, Hk != Hv);
+    /// [`EngineError::Cuda`] for compile or driver errors.
+    pub fn new(device: Arc<CudaDevice>, approved: &ApprovedPlan) -> Result<Self, EngineError> {
+        expect_engine(EngineKind::Sm120, approved)?;
+        let graph = Arc::clone(approved.graph_arc());
+        let node = approved
+            .node()
+            .ok_or_else(|| unsupported("a plan without its node"))?;
+        let o = &node.options;
+        if o.padding_mask {
+            return Err(unsupported("the padding mask"));
+        }
+        if o.alibi_mask {
+            return Err(unsupported("ALiBi"));
+        }
+        if o.dropout_probability.is_some() || node.port(Port::DropoutMask).is_some() {
+            return Err(unsupported("dropout"));
+        }
+        if node.port(Port::Sink).is_some() || node.port(Port::DSink).is_some() {
+            return Err(unsupported("attention sinks"));
+        }
+        let scale = match approved.attn_scale() {
+            AttnScale::Value(v) => v,
+            AttnScale::Tensor(_) => {
+                return Err(unsupported("an Attn_scale tensor read at execution"))
+            }
+        };
+        let s = approved.shape();
+        let dim = |x: i64| usize::try_from(x).map_err(|_| unsupported("negative sizes"));
+        let io = match node.input(Port::Q).and_then(|q| graph.data_type(q)) {
+            Some(DataType::Bf16) => IoType::Bf16,
+            Some(DataType::F16) => IoType::F16,
+            _ => return Err(unsupported("io data types other than f16 and bf16")),
+        };
+        let bias = match node
+            .input(Port::Bias)
+            .and_then(|b| graph.get(b))
+            .map(|t| t.dims.as_slice())
+        {
+            Some([bb, bh, _, _]) => Some(BiasShape {
+                batch: dim(*bb)?,
+                heads: dim(*bh)?,
+            }),
+            Some(_) => return Err(unsupported("a bias that is not rank 4")),
+            None => None,
+        };
+        let port = |p| strides_of(&graph, node.port(p));
+        let layouts = Layouts {
+            q: port(Port::Q),
+            k: port(Port::K),
+            v: port(Port::V),
+            o: port(Port::O),
+            d_o: port(Port::DO),
+            stats: port(Port::Stats),
+            bias: port(Port::Bias),
+            dq: port(Port::DQ),
+            dk: port(Port::DK),
+            dv: port(Port::DV),
+            dbias: port(Port::DBias),
+        };
+        let problem = AttnProblem {
+            batch: dim(s.b)?,
+            hq: dim(s.hq)?,
+            hk: dim(s.hk)?,
+            hv: dim(s.hv)?,
+            sq: dim(s.sq)?,
+            skv: dim(s.skv)?,
+            dqk: dim(s.dqk)?,
+            dv: dim(s.dv)?,
+            io,
+            scale,
+            band: Band {
+                right: o.right_bound.map(|v| v as i32),
+                left: o.left_bound.map(|v| v as i32),
+                bottom_right: o.diagonal_alignment == DiagonalAlignment::BottomRight,
+            },
+            bias,
+            dbias: node.output(Port::DBias).is_some(),
+            layouts,
+        };
+        let config = approved.config().clone();
+        if config.kernel.is_some_and(|k| !k.is_exact(s.dqk, s.dv)) {
+            return Err(unsupported("head dims padded up to a larger envelope"));
+        }
+        let route = config.route.unwrap_or(Route::Atomic);
+        let plan = Sm120Plan::new(problem, route)?;
+        if node.op == OpKind::SdpaBackward && plan.workspace() != &config.workspace {
+            return Err(unsupported("a workspace layout other than the kernels'"));
+        }
+        // Compile and load every kernel now, so that execute never compiles.
+        for build in plan.builds() {
+            device.function(&build)?;
+        }
+        Ok(Self {
+            tensors: PlanTensors::of(&graph, node),
+            op: node.op,
+            node: approved.node_id(),
+            device,
+            graph,
+            config,
+            plan,
+        })
+    }
+
+    fn name(&self, id: TensorId) -> String {
+        self.graph
+            .get(id)
+            .map_or_else(String::new, |t| t.name.clone())
+    }
+}
+
+fn device_buf<'a>(
+    reads: &std::collections::BTreeMap<TensorId, &'a dyn Buffer>,
+    id: Option<TensorId>,
+) -> Option<&'a DeviceBuffer> {
+    id.and_then(|id| reads.get(&id))
+        .and_then(|b| b.as_any().downcast_ref::<DeviceBuffer>())
+}
+
+impl Plan for Sm120EnginePlan {
+    fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    fn workspace_size(&self) -> usize {
+        match self.op {
+            OpKind::SdpaForward => 0,
+            OpKind::SdpaBackward => self.plan.workspace_bytes(),
+        }
+    }
+
+    fn tensors(&self) -> &PlanTensors {
+        &self.tensors
+    }
+
+    fn check(&self, pack: &VariantPack) -> Result<Binding, EngineError> {
+        let binding = pack.check(&self.graph, &self.tensors.all())?;
+        let ordinal = self.device.properties().ordinal;
+        for key in pack.keys() {
+            if let Some(buffer) = pack.get(key) {
+                let on_device = buffer.location() == MemoryLocation::Device(ordinal)
+                    && buffer.as_any().downcast_ref::<DeviceBuffer>().is_some();
+                if !on_device {
+                    return Err(CudaError::NotOnDevice {
+                        tensor: key.to_string(),
+                        ordinal,
+                        location: buffer.location().name().to_string(),
+                    }
+                    .into());
+                }
+            }
+        }
+        Ok(binding)
+    }
+
+    fn execute(
+        &self,
+        pack: &mut VariantPack,
+        workspace: &mut Workspace,
+    ) -> Result<(), EngineError> {
+        check_workspace(self.workspace_size(), workspace)?;
+        let binding = self.check(pack)?;
+        let node = self
+            .graph
+            .node(self.node)
+            .ok_or_else(|| unsupported("a plan without its node"))?;
+        let (reads, mut writes) = pack.split(&binding, &self.tensors.outputs);
+        let missing = |p: Port| EngineError::MissingBuffer {
+            tensor: node
+                .port(p)
+                .map_or_else(|| p.to_string(), |id| self.name(id)),
+        };
+        let half = |p: Port| {
+            device_buf(&reads, node.input(p))
+                .and_then(DeviceBuffer::half)
+                .ok_or_else(|| missing(p))
+        };
+        let (q, k, v) = (half(Port::Q)?, half(Port::K)?, half(Port::V)?);
+        let bias = match node.input(Port::Bias) {
+            Some(_) => Some(half(Port::Bias)?),
+            None => None,
+        };
+        // Take each output out of the map, so that several can be borrowed mutably at once.
+        let mut out = |p: Port| -> Option<&mut DeviceBuffer> {
+            let id = node.output(p)?;
+            writes
+                .remove(&id)
+                .and_then(|b| b.as_any_mut().downcast_mut::<DeviceBuffer>())
+        };
+        let dev = &self.device;
+        match self.op {
+            OpKind::SdpaForward => {
+                let o = out(Port::O)
+                    .and_then(DeviceBuffer::half_mut)
+                    .ok_or_else(|| missing(Port::O))?;
+                let mut scratch;
+                let stats = match out(Port::Stats).and_then(DeviceBuffer::f32_mut) {
+                    Some(s) => s,
+                    None => {
+                        let p = self.plan.problem();
+                        scratch =
+                            DeviceBuffer::poisoned(dev, DataType::F32, p.batch * p.hq * p.sq)?;
+                        scratch.f32_mut().ok_or_else(|| missing(Port::Stats))?
+                    }
+                };
+                self.plan.forward(
+                    dev,
+                    ForwardBuffers {
+                        q,
+                        k,
+                        v,
+                        bias,
+                        o,
+                        stats,
+                    },
+                )?;
+            }
+            OpKind::SdpaBackward => {
+                let ws = match workspace {
+                    Workspace::Device(w) if w.ordinal() == dev.properties().ordinal => w.slice(),
+                    _ => {
+                        return Err(CudaError::NotOnDevice {
+                            tensor: "workspace".to_string(),
+                            ordinal: dev.properties().ordinal,
+                            location: workspace.location().name().to_string(),
+                        }
+                        .into())
+                    }
+                };
+                let o = half(Port::O)?;
+                let d_o = half(Port::DO)?;
+                let stats = device_buf(&reads, node.input(Port::Stats))
+                    .and_then(DeviceBuffer::f32)
+                    .ok_or_else(|| missing(Port::Stats))?;
+                let dq = out(Port::DQ)
+                    .and_then(DeviceBuffer::half_mut)
+                    .ok_or_else(|| missing(Port::DQ))?;
+                let dk = out(Port::DK)
+                    .and_then(DeviceBuffer::half_mut)
+                    .ok_or_else(|| missing(Port::DK))?;
+                let dv = out(Port::DV)
+                    .and_then(DeviceBuffer::half_mut)
+                    .ok_or_else(|| missing(Port::DV))?;
+                let dbias = out(Port::DBias).and_then(DeviceBuffer::half_mut);
+                let bufs = BackwardBuffers {
+                    q,
+                    k,
+                    v,
+                    o,
+                    d_o,
+                    stats,
+                    bias,
+                    dq,
+                    dk,
+                    dv,
+                    dbias,
+                    workspace: ws,
+                };
+                self.plan.backward(dev, bufs)?;
+            }
+        }
+        // Surface asynchronous kernel failures here rather than at a later, unrelated call.
+        dev.synchronize()?;
+        Ok(())
+    }
+}

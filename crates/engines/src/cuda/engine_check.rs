@@ -1,0 +1,295 @@
+//! End-to-end check of the sm120 engine through the engines crate's API: graphs built with the
+//! graph builders, analysed for the live device (`auto` target), every approved sm120 candidate
+//! built by [`Sm120Engine`] and executed on [`DeviceBuffer`]s, and its outputs compared with the
+//! CPU engine's on the same inputs (same tolerances as the kernel sweep).
+
+use std::sync::Arc;
+
+use rime_analyzer::{analyze, heuristics, EngineKind, HeuristicsOptions, Target};
+use rime_graph::{
+    Context, DataType, Graph, GraphError, SdpaBackwardAttrs, SdpaForwardAttrs, Tensor, TensorId,
+};
+
+use super::buffer::{DeviceBuffer, DeviceWorkspace};
+use super::context::CudaDevice;
+use super::engine::Sm120Engine;
+use super::selftest::{CaseReport, OutputCheck};
+use crate::{CpuEngine, Engine, EngineError, HostBuffer, VariantPack, Workspace};
+
+/// One graph with the tensors it reads and writes.
+struct Built {
+    name: &'static str,
+    graph: Graph,
+    inputs: Vec<TensorId>,
+    outputs: Vec<TensorId>,
+}
+
+fn backward_graph(io: DataType) -> Result<Built, GraphError> {
+    let (b, hq, hk, sq, skv, d) = (2, 8, 2, 77, 130, 64);
+    let mut g = Graph::new(Context::with_io(io));
+    let bshd = |name: &str, h: i64, s: i64| Tensor::bshd(name, [b, h, s, d]);
+    let q = g.tensor(bshd("Q", hq, sq));
+    let k = g.tensor(bshd("K", hk, skv));
+    let v = g.tensor(bshd("V", hk, skv));
+    let o = g.tensor(bshd("O", hq, sq));
+    let d_o = g.tensor(bshd("dO", hq, sq));
+    let stats = g.tensor(Tensor::packed("Stats", &[b, hq, sq, 1]).with_data_type(DataType::F32));
+    let bias = g.tensor(Tensor::packed("Bias", &[b, hq, sq, skv]));
+    let attrs = SdpaBackwardAttrs::new()
+        .name("bwd")
+        .causal()
+        .bias(bias)
+        .dbias();
+    let grads = g.sdpa_backward(q, k, v, o, d_o, stats, attrs)?;
+    let mut outputs = vec![grads.dq, grads.dk, grads.dv];
+    outputs.extend(grads.dbias);
+    Ok(Built {
+        name: "engine/backward-gqa-causal-bias",
+        graph: g,
+        inputs: vec![q, k, v, o, d_o, stats, bias],
+        outputs,
+    })
+}
+
+fn forward_graph(io: DataType) -> Result<Built, GraphError> {
+    let (b, h, sq, skv) = (2, 4, 100, 61);
+    let mut g = Graph::new(Context::with_io(io));
+    let q = g.tensor(Tensor::packed("Q", &[b, h, sq, 192]));
+    let k = g.tensor(Tensor::packed("K", &[b, h, skv, 192]));
+    let v = g.tensor(Tensor::packed("V", &[b, h, skv, 128]));
+    let out = g.sdpa_forward(
+        q,
+        k,
+        v,
+        SdpaForwardAttrs::new().name("fwd").generate_stats(),
+    )?;
+    let mut outputs = vec![out.o];
+    outputs.extend(out.stats);
+    Ok(Built {
+        name: "engine/forward-d192v128",
+        graph: g,
+        inputs: vec![q, k, v],
+        outputs,
+    })
+}
+
+/// Deterministic pseudo-random values in [-1, 1) (Stats: around ln(Skv), as a forward gives).
+fn values(n: usize, seed: u64, stats: bool) -> Vec<f64> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+            if stats {
+                5.0 + u
+            } else {
+                u
+            }
+        })
+        .collect()
+}
+
+fn relative(out: &[f64], reference: &[f64]) -> OutputCheck {
+    let (mut num, mut den, mut bad) = (0.0, 0.0, 0);
+    for (&o, &r) in out.iter().zip(reference) {
+        if !o.is_finite() {
+            bad += 1;
+            continue;
+        }
+        num += (o - r) * (o - r);
+        den += r * r;
+    }
+    OutputCheck {
+        name: "",
+        rel_err: if den > 0.0 {
+            (num / den).sqrt()
+        } else {
+            num.sqrt()
+        },
+        bad,
+    }
+}
+
+fn run_one(dev: &Arc<CudaDevice>, target: &Target, built: &Built, io: DataType) -> Vec<CaseReport> {
+    let fail = |name: String, e: String| CaseReport {
+        name,
+        tolerance: 0.0,
+        outputs: Vec::new(),
+        error: Some(e),
+    };
+    let tolerance = if io == DataType::Bf16 { 1e-2 } else { 3e-3 };
+    let g = &built.graph;
+    let report = analyze(g, target);
+    let ranked = heuristics(&report, &HeuristicsOptions::default());
+    let cpu_report = analyze(g, &Target::by_name("cpu").unwrap_or_else(|| target.clone()));
+    let cpu_ranked = heuristics(&cpu_report, &HeuristicsOptions::default());
+    let Some(cpu) = cpu_ranked
+        .iter()
+        .find(|c| c.config.engine == EngineKind::CpuReference)
+    else {
+        return vec![fail(
+            built.name.to_string(),
+            "the CPU engine rejects the graph".into(),
+        )];
+    };
+    // Host inputs shared by both engines; outputs poisoned.
+    let host_of = |id: TensorId, n: u64| -> Option<(TensorId, HostBuffer)> {
+        let t = g.get(id)?;
+        let len = usize::try_from(t.span_elements()?).ok()?;
+        let dt = g.data_type(id)?;
+        HostBuffer::from_f64(dt, &values(len, n + 1, t.name == "Stats")).map(|h| (id, h))
+    };
+    let inputs: Option<Vec<_>> = built
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(n, &id)| host_of(id, n as u64))
+        .collect();
+    let outputs: Option<Vec<_>> = built
+        .outputs
+        .iter()
+        .map(|&id| {
+            let t = g.get(id)?;
+            let len = usize::try_from(t.span_elements()?).ok()?;
+            HostBuffer::from_f64(g.data_type(id)?, &vec![f64::NAN; len]).map(|h| (id, h))
+        })
+        .collect();
+    let (Some(inputs), Some(outputs)) = (inputs, outputs) else {
+        return vec![fail(
+            built.name.to_string(),
+            "could not size the buffers".into(),
+        )];
+    };
+    let run_cpu = || -> Result<Vec<Vec<f64>>, EngineError> {
+        let plan = CpuEngine.build_plan(&cpu_report.approve(cpu).map_err(|_| {
+            EngineError::Unsupported {
+                engine: "cpu_reference",
+                feature: "approval",
+            }
+        })?)?;
+        let mut pack = VariantPack::new();
+        for (id, h) in inputs.iter().chain(&outputs) {
+            pack.insert(*id, Box::new(h.clone()));
+        }
+        plan.execute(&mut pack, &mut Workspace::host(plan.workspace_size()))?;
+        Ok(built
+            .outputs
+            .iter()
+            .map(|id| {
+                pack.get(&(*id).into())
+                    .and_then(|b| b.as_any().downcast_ref::<HostBuffer>())
+                    .map(HostBuffer::to_f64)
+                    .unwrap_or_default()
+            })
+            .collect())
+    };
+    let reference = match run_cpu() {
+        Ok(r) => r,
+        Err(e) => return vec![fail(format!("{}/cpu", built.name), e.to_string())],
+    };
+    let engine = Sm120Engine::new(Arc::clone(dev));
+    let mut reports = Vec::new();
+    for cand in ranked
+        .iter()
+        .filter(|c| c.config.engine == EngineKind::Sm120)
+    {
+        let name = format!("{}/{io}/{}", built.name, cand.config.label());
+        let run = || -> Result<Vec<Vec<f64>>, EngineError> {
+            let approved = report.approve(cand).map_err(|_| EngineError::Unsupported {
+                engine: "sm120",
+                feature: "approval",
+            })?;
+            let plan = engine.build_plan(&approved)?;
+            let mut pack = VariantPack::new();
+            for (id, h) in inputs.iter().chain(&outputs) {
+                pack.insert(*id, Box::new(DeviceBuffer::upload(dev, h)?));
+            }
+            let mut ws = Workspace::Device(DeviceWorkspace::new(dev, plan.workspace_size())?);
+            plan.execute(&mut pack, &mut ws)?;
+            built
+                .outputs
+                .iter()
+                .map(|id| {
+                    let buf = pack
+                        .get(&(*id).into())
+                        .and_then(|b| b.as_any().downcast_ref::<DeviceBuffer>());
+                    Ok(buf
+                        .map(|b| b.download(dev))
+                        .transpose()?
+                        .map(|h| h.to_f64())
+                        .unwrap_or_default())
+                })
+                .collect()
+        };
+        reports.push(match run() {
+            Ok(out) => {
+                let names = built
+                    .outputs
+                    .iter()
+                    .map(|&id| g.get(id).map_or("?", |t| leak_name(&t.name)));
+                let outputs = out
+                    .iter()
+                    .zip(&reference)
+                    .zip(names)
+                    .map(|((o, r), n)| OutputCheck {
+                        name: n,
+                        ..relative(o, r)
+                    })
+                    .collect();
+                CaseReport {
+                    name,
+                    tolerance,
+                    outputs,
+                    error: None,
+                }
+            }
+            Err(e) => fail(name, e.to_string()),
+        });
+    }
+    if reports.is_empty() {
+        reports.push(fail(
+            built.name.to_string(),
+            "the analyzer approved no sm120 configuration".into(),
+        ));
+    }
+    reports
+}
+
+/// Output names are a handful of fixed port names; map them to static strings.
+fn leak_name(name: &str) -> &'static str {
+    match name {
+        "O" => "O",
+        "Stats" => "Stats",
+        "dQ" => "dQ",
+        "dK" => "dK",
+        "dV" => "dV",
+        _ => "dBias",
+    }
+}
+
+/// Runs the engine-level cases on `dev`, calling `each` with each report.
+pub fn run(
+    dev: &Arc<CudaDevice>,
+    target: &Target,
+    mut each: impl FnMut(&CaseReport),
+) -> Vec<CaseReport> {
+    let mut all = Vec::new();
+    for io in [DataType::Bf16, DataType::F16] {
+        for built in [backward_graph(io), forward_graph(io)] {
+            let reports = match built {
+                Ok(b) => run_one(dev, target, &b, io),
+                Err(e) => vec![CaseReport {
+                    name: "engine/graph".into(),
+                    tolerance: 0.0,
+                    outputs: Vec::new(),
+                    error: Some(e.to_string()),
+                }],
+            };
+            reports.iter().for_each(&mut each);
+            all.extend(reports);
+        }
+    }
+    all
+}
