@@ -27,8 +27,12 @@
 //   e.g. DQK = DV = 128, 64 x 64: 79,360 B; DQK 192 / DV 128, BLOCK_Q 32: 69,888 B
 //   (cap 101,376 B).
 //
-// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, IS_BF16, HAS_BIAS, DBIAS_MODE,
-// DQ_ROUTE, SMEM_BYTES.
+// Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
+// ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
+// the actual p.hd_qk columns.
+//
+// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, IS_BF16, HAS_BIAS, HAS_ALIBI,
+// DBIAS_MODE, DQ_ROUTE, SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
 #define LD_V (HEAD_DIM_V + 8)
@@ -106,14 +110,17 @@ rime_bwd_main(const AttnParams p) {
     const int n0 = blockIdx.x * BLOCK_KV;
     const int group = p.hq / p.hk;
     const float scale_log2 = p.scale * RIME_LOG2E;
+#if HAS_ALIBI
+    float alibi_log2 = 0.f;
+#endif
 
     int m_begin, m_end;
     q_tiles_of(p, blockIdx.x, m_begin, m_end);
 
     load_tile(sK, LD_QK, (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh + n0 * p.k.ss, p.k.ss,
-              BLOCK_KV, HEAD_DIM_QK, p.skv - n0, tid, WARPS * 32);
+              BLOCK_KV, HEAD_DIM_QK, p.skv - n0, p.hd_qk, tid, WARPS * 32);
     load_tile(sV, LD_V, (const io_t*)p.v.ptr + b * p.v.sb + kvh * p.v.sh + n0 * p.v.ss, p.v.ss,
-              BLOCK_KV, HEAD_DIM_V, p.skv - n0, tid, WARPS * 32);
+              BLOCK_KV, HEAD_DIM_V, p.skv - n0, p.hd_v, tid, WARPS * 32);
 
     float dk[HEAD_DIM_QK / 8][4];
     float dv[HEAD_DIM_V / 8][4];
@@ -126,11 +133,14 @@ rime_bwd_main(const AttnParams p) {
 
     for (int hh = 0; hh < group; ++hh) {
         const int h = kvh * group + hh;
+#if HAS_ALIBI
+        alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
+#endif
         const io_t* gQ = (const io_t*)p.q.ptr + b * p.q.sb + h * p.q.sh;
         const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh;
         const float* gLse = (const float*)p.stats.ptr + b * p.stats.sb + h * p.stats.sh;
         const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
-        float* gdQ = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * HEAD_DIM_QK;
+        float* gdQ = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * p.hd_qk;
 #if HAS_BIAS
         const io_t* gB = (const io_t*)p.bias.ptr + b * p.bias.sb + h * p.bias.sh;
 #endif
@@ -166,9 +176,9 @@ rime_bwd_main(const AttnParams p) {
         for (int m = m_begin; m < m_end; ++m) {
             const int q0 = m * BLOCK_Q;
             __syncthreads();  // the previous tile's readers of sQ / sdO / sdS are done
-            load_tile(sQ, LD_QK, gQ + q0 * p.q.ss, p.q.ss, BLOCK_Q, HEAD_DIM_QK, p.sq - q0, tid,
+            load_tile(sQ, LD_QK, gQ + q0 * p.q.ss, p.q.ss, BLOCK_Q, HEAD_DIM_QK, p.sq - q0, p.hd_qk, tid,
                       WARPS * 32);
-            load_tile(sdO, LD_V, gdO + q0 * p.d_o.ss, p.d_o.ss, BLOCK_Q, HEAD_DIM_V, p.sq - q0,
+            load_tile(sdO, LD_V, gdO + q0 * p.d_o.ss, p.d_o.ss, BLOCK_Q, HEAD_DIM_V, p.sq - q0, p.hd_v,
                       tid, WARPS * 32);
             for (int r = tid; r < BLOCK_Q; r += WARPS * 32) {
                 const bool in = q0 + r < p.sq;
@@ -182,7 +192,8 @@ rime_bwd_main(const AttnParams p) {
             float s[BLOCK_Q / 8][4];
 #pragma unroll
             for (int i = 0; i < BLOCK_Q / 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
-#pragma unroll
+            // Rolled outer loops keep the fragments in flight (and the registers) bounded.
+#pragma unroll 1
             for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk) {
                 u32 a[4];
                 ldsm_x4(a, addr_a(sK, LD_QK, warp * 16, kk * 16, lane));
@@ -207,6 +218,9 @@ rime_bwd_main(const AttnParams p) {
                     float v = s[nt][e] * scale_log2 - sLse[ql];
 #if HAS_BIAS
                     if (keep) v += io_to_f32(gB[(i64)i * p.bias.ss + j]) * RIME_LOG2E;
+#endif
+#if HAS_ALIBI
+                    v += alibi_log2 * (float)(j - i);
 #endif
                     s[nt][e] = keep ? rime_exp2(v) : 0.f;
                 }
@@ -233,7 +247,7 @@ rime_bwd_main(const AttnParams p) {
 #pragma unroll
                 for (int i = 0; i < BLOCK_Q / 8; ++i)
                     dpt[i][0] = dpt[i][1] = dpt[i][2] = dpt[i][3] = 0.f;
-#pragma unroll
+#pragma unroll 1
                 for (int kk = 0; kk < HEAD_DIM_V / 16; ++kk) {
                     u32 a[4];
                     ldsm_x4(a, addr_a(sV, LD_V, warp * 16, kk * 16, lane));
@@ -254,7 +268,7 @@ rime_bwd_main(const AttnParams p) {
                     }
                 }
             }
-            // dS^T to shared memory (for dQ), and dBias.
+            // dS^T to shared memory (for dQ, dS and dBias).
 #pragma unroll
             for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
 #pragma unroll
@@ -262,22 +276,6 @@ rime_bwd_main(const AttnParams p) {
                     const int row = warp * 16 + g + r * 8;
                     *(u32*)(sdS + row * LD_S + nt * 8 + 2 * t) =
                         pack_io2(s[nt][2 * r], s[nt][2 * r + 1]);
-
-#if DBIAS_MODE != 0
-                    const int j = n0 + row;
-#pragma unroll
-                    for (int c = 0; c < 2; ++c) {
-                        const int i = q0 + nt * 8 + 2 * t + c;
-                        if (i < p.sq && j < p.skv) {
-#if DBIAS_MODE == 1
-                            gdB[(i64)i * p.dbias.ss + j] = f32_to_io(s[nt][2 * r + c]);
-#else
-                            const float v = s[nt][2 * r + c];
-                            if (v != 0.f) red_add_f32(gdBa + (i64)i * p.skv + j, v);
-#endif
-                        }
-                    }
-#endif
                 }
             }
             // dK += dS^T Q.
@@ -297,6 +295,23 @@ rime_bwd_main(const AttnParams p) {
                 }
             }
             __syncthreads();  // dS^T complete in shared memory
+#if DBIAS_MODE != 0
+            // dBias = dS, read back from shared memory (coalesced along KV; the io-dtype value).
+            for (int e = tid; e < BLOCK_Q * BLOCK_KV; e += WARPS * 32) {
+                const int ql = e / BLOCK_KV;
+                const int jl = e - ql * BLOCK_KV;
+                const int i = q0 + ql;
+                const int j = n0 + jl;
+                if (i < p.sq && j < p.skv) {
+                    const io_t v = sdS[jl * LD_S + ql];
+#if DBIAS_MODE == 1
+                    gdB[(i64)i * p.dbias.ss + j] = v;
+#else
+                    if ((v & 0x7fff) != 0) red_add_f32(gdBa + (i64)i * p.skv + j, io_to_f32(v));
+#endif
+                }
+            }
+#endif
 #if DQ_ROUTE == 2
             // dS (transposed back to [q][kv]) to the workspace, coalesced along KV.
             {
@@ -325,7 +340,7 @@ rime_bwd_main(const AttnParams p) {
 #pragma unroll
                 for (int i = 0; i < DQ_UNIT / 8; ++i)
                     acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
-#pragma unroll
+#pragma unroll 1
                 for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
                     u32 a[4];
                     ldsm_x4_t(a, addr_a_t(sdS, LD_S, rq, kk * 16, lane));
@@ -341,9 +356,10 @@ rime_bwd_main(const AttnParams p) {
                 for (int r = 0; r < 2; ++r) {
                     const int i = q0 + rq + g + r * 8;
                     if (i < p.sq) {
-                        float* row = gdQ + (i64)i * HEAD_DIM_QK + cq + 2 * t;
+                        float* row = gdQ + (i64)i * p.hd_qk + cq + 2 * t;
 #pragma unroll
                         for (int nt = 0; nt < DQ_UNIT / 8; ++nt) {
+                            if (cq + nt * 8 >= p.hd_qk) break;  // padded head-dim columns
                             red_add_f32(row + nt * 8, acc[nt][2 * r]);
                             red_add_f32(row + nt * 8 + 1, acc[nt][2 * r + 1]);
                         }
@@ -369,10 +385,12 @@ rime_bwd_main(const AttnParams p) {
         if (j < p.skv) {
 #pragma unroll
             for (int dt = 0; dt < HEAD_DIM_QK / 8; ++dt)
+                if (dt * 8 < p.hd_qk)
                 *(u32*)(gdK + (i64)j * p.dk.ss + dt * 8 + 2 * t) =
                     pack_io2(dk[dt][2 * r] * p.scale, dk[dt][2 * r + 1] * p.scale);
 #pragma unroll
             for (int dt = 0; dt < HEAD_DIM_V / 8; ++dt)
+                if (dt * 8 < p.hd_v)
                 *(u32*)(gdV + (i64)j * p.dv.ss + dt * 8 + 2 * t) =
                     pack_io2(dv[dt][2 * r], dv[dt][2 * r + 1]);
         }

@@ -1,6 +1,6 @@
 // bwd_preprocess.cu: first kernel of the SDPA backward.
 //   delta[b][h][i] = sum_d dO[b,h,i,d] * O[b,h,i,d]   (f32, the "D" of dS = P * (dP - D))
-// and zeroes what the later kernels add into: the f32 dQ accumulator [B][Hq][Sq][HEAD_DIM_QK]
+// and zeroes what the later kernels add into: the f32 dQ accumulator [B][Hq][Sq][Dqk]
 // (atomic and relay routes), the relay route's turn counters [B][Hq][ceil(Sq / RELAY_TILE)],
 // and the f32 dBias accumulator [bias_b][bias_h][Sq][Skv] when the workspace has one.
 //
@@ -23,20 +23,20 @@ rime_bwd_preprocess(const AttnParams p) {
     const io_t* gO = (const io_t*)p.o.ptr + b * p.o.sb + h * p.o.sh;
     const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh;
     float* delta = (float*)p.delta + ((i64)b * p.hq + h) * p.sq;
-    float* dq_acc = p.dq_accum ? (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * HEAD_DIM_QK : 0;
+    float* dq_acc = p.dq_accum ? (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * p.hd_qk : 0;
 
     for (int r = warp; r < PRE_ROWS; r += PRE_WARPS) {
         const int i = blockIdx.x * PRE_ROWS + r;
         if (i >= p.sq) break;
         float acc = 0.f;
-        for (int d = lane; d < HEAD_DIM_V; d += 32) {
+        for (int d = lane; d < p.hd_v; d += 32) {
             acc += io_to_f32(gdO[(i64)i * p.d_o.ss + d]) * io_to_f32(gO[(i64)i * p.o.ss + d]);
         }
 #pragma unroll
         for (int m = 16; m >= 1; m >>= 1) acc += rime_shfl_xor(acc, m);
         if (lane == 0) delta[i] = acc;
         if (dq_acc)
-            for (int d = lane; d < HEAD_DIM_QK; d += 32) dq_acc[(i64)i * HEAD_DIM_QK + d] = 0.f;
+            for (int d = lane; d < p.hd_qk; d += 32) dq_acc[(i64)i * p.hd_qk + d] = 0.f;
     }
     if (p.relay != 0) {
         const int tiles = (p.sq + RELAY_TILE - 1) / RELAY_TILE;

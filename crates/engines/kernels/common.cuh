@@ -162,15 +162,17 @@ __device__ __forceinline__ void red_add_f32(float* p, float v) {
 
 // Copies `rows` x `cols` elements (cols a multiple of 8) of a global tile whose rows are
 // `stride` elements apart into shared memory with leading dimension `ld`; rows at or beyond
-// `valid_rows` are zero-filled. Every thread of the block takes part.
+// `valid_rows` and columns at or beyond `valid_cols` (a multiple of 8: a head dim padded up to
+// the compiled envelope) are zero-filled and never read. Every thread of the block takes part.
 __device__ __forceinline__ void load_tile(io_t* s, int ld, const io_t* g, i64 stride, int rows,
-                                          int cols, int valid_rows, int tid, int nthreads) {
+                                          int cols, int valid_rows, int valid_cols, int tid,
+                                          int nthreads) {
     int chunks_per_row = cols / 8;
     int total = rows * chunks_per_row;
     for (int c = tid; c < total; c += nthreads) {
         int r = c / chunks_per_row;
         int col = (c - r * chunks_per_row) * 8;
-        bool valid = r < valid_rows;
+        bool valid = r < valid_rows && col < valid_cols;
         const io_t* src = valid ? g + (i64)r * stride + col : g;
         cp_async_16(s + r * ld + col, src, valid);
     }
@@ -206,7 +208,20 @@ struct AttnParams {
     int has_right, right_bound, has_left, left_bound;
     int bias_b, bias_h;
     float scale;
+    int hd_qk, hd_v;  // actual head dims (<= HEAD_DIM_QK / HEAD_DIM_V: padded envelopes)
+    int alibi_n;      // 0: no ALiBi; else 2^floor(log2 Hq), with the slope bases below
+    float alibi_base; // 2^(-8 / alibi_n): head h < n has slope alibi_base^(h + 1)
+    float alibi_half; // 2^(-4 / alibi_n): head n + m has slope alibi_half * alibi_base^m
+    int pad_;
 };
+
+// ALiBi slope of query head h (the standard geometric sequence, also for Hq not a power of 2).
+__device__ __forceinline__ float rime_alibi_slope(const AttnParams& p, int h) {
+    float s = h < p.alibi_n ? p.alibi_base : p.alibi_half;
+    const int e = h < p.alibi_n ? h : h - p.alibi_n;
+    for (int k = 0; k < e; ++k) s *= p.alibi_base;
+    return s;
+}
 
 // Row pitch of the two_kernel route's dS workspace: Skv rounded up to 128 columns.
 __device__ __forceinline__ i64 ds_pitch(int skv) { return (i64)((skv + 127) / 128) * 128; }

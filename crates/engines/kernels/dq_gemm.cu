@@ -53,8 +53,9 @@ rime_dq_gemm(const AttnParams p) {
     for (int c = 0; c < chunks; ++c) {
         const int j0 = c * BLOCK_KV;
         __syncthreads();
-        load_tile(sdS, LD_DS, gdS + j0, pitch, BLOCK_Q, BLOCK_KV, p.sq - q0, tid, WARPS * 32);
-        load_tile(sK, LD_K, gK + j0 * p.k.ss, p.k.ss, BLOCK_KV, HEAD_DIM_QK, p.skv - j0, tid,
+        load_tile(sdS, LD_DS, gdS + j0, pitch, BLOCK_Q, BLOCK_KV, p.sq - q0, BLOCK_KV, tid,
+                  WARPS * 32);
+        load_tile(sK, LD_K, gK + j0 * p.k.ss, p.k.ss, BLOCK_KV, HEAD_DIM_QK, p.skv - j0, p.hd_qk, tid,
                   WARPS * 32);
         cp_async_wait_all();
         __syncthreads();
@@ -79,6 +80,7 @@ rime_dq_gemm(const AttnParams p) {
         if (i < p.sq) {
 #pragma unroll
             for (int dt = 0; dt < HEAD_DIM_QK / 8; ++dt)
+                if (dt * 8 < p.hd_qk)
                 *(u32*)(gdQ + (i64)i * p.dq.ss + dt * 8 + 2 * t) =
                     pack_io2(acc[dt][2 * r] * p.scale, acc[dt][2 * r + 1] * p.scale);
         }

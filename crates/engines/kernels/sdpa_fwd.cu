@@ -13,7 +13,11 @@
 //   all 16-bit: 2 * (BLOCK_Q * (DQK+8) + BLOCK_KV * (DQK+8) + BLOCK_KV * (DV+8)) bytes,
 //   e.g. DQK = DV = 128, 64 x 64: 52,224 B; DQK 192 / DV 128: 62,464 B (cap 101,376 B).
 //
-// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, IS_BF16, HAS_BIAS, SMEM_BYTES.
+// Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
+// ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores.
+//
+// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, IS_BF16, HAS_BIAS, HAS_ALIBI,
+// SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
 #define LD_V (HEAD_DIM_V + 8)
@@ -65,9 +69,12 @@ rime_sdpa_fwd(const AttnParams p) {
     int n_begin = j_begin / BLOCK_KV;
     int n_end = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV : n_begin;
 
-    load_tile(sQ, LD_QK, gQ, p.q.ss, BLOCK_Q, HEAD_DIM_QK, p.sq - m0, tid, WARPS * 32);
+    load_tile(sQ, LD_QK, gQ, p.q.ss, BLOCK_Q, HEAD_DIM_QK, p.sq - m0, p.hd_qk, tid, WARPS * 32);
 
     const float scale_log2 = p.scale * RIME_LOG2E;
+#if HAS_ALIBI
+    const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
+#endif
     const float neg_inf = rime_neg_inf();
     float o_acc[HEAD_DIM_V / 8][4];
 #pragma unroll
@@ -80,9 +87,9 @@ rime_sdpa_fwd(const AttnParams p) {
     for (int n = n_begin; n < n_end; ++n) {
         const int n0 = n * BLOCK_KV;
         __syncthreads();
-        load_tile(sK, LD_QK, gK + n0 * p.k.ss, p.k.ss, BLOCK_KV, HEAD_DIM_QK, p.skv - n0, tid,
+        load_tile(sK, LD_QK, gK + n0 * p.k.ss, p.k.ss, BLOCK_KV, HEAD_DIM_QK, p.skv - n0, p.hd_qk, tid,
                   WARPS * 32);
-        load_tile(sV, LD_V, gV + n0 * p.v.ss, p.v.ss, BLOCK_KV, HEAD_DIM_V, p.skv - n0, tid,
+        load_tile(sV, LD_V, gV + n0 * p.v.ss, p.v.ss, BLOCK_KV, HEAD_DIM_V, p.skv - n0, p.hd_v, tid,
                   WARPS * 32);
         cp_async_wait_all();
         __syncthreads();
@@ -116,6 +123,9 @@ rime_sdpa_fwd(const AttnParams p) {
                                       p.has_left, p.left_bound);
 #if HAS_BIAS
                 if (keep) v += io_to_f32(gB[(i64)i * p.bias.ss + j]) * RIME_LOG2E;
+#endif
+#if HAS_ALIBI
+                v += alibi_log2 * (float)(j - i);
 #endif
                 v = keep ? v : neg_inf;
                 s[nt][e] = v;
@@ -186,6 +196,7 @@ rime_sdpa_fwd(const AttnParams p) {
         if (i < p.sq) {
 #pragma unroll
             for (int dt = 0; dt < HEAD_DIM_V / 8; ++dt) {
+                if (dt * 8 >= p.hd_v) break;  // padded head-dim columns are not stored
                 u32 v = pack_io2(o_acc[dt][2 * r] * inv[r], o_acc[dt][2 * r + 1] * inv[r]);
                 *(u32*)(gO + (i64)i * p.o.ss + dt * 8 + 2 * t) = v;
             }

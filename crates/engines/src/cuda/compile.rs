@@ -107,6 +107,17 @@ pub enum DbiasMode {
     Accumulate = 2,
 }
 
+/// What the main backward kernel is specialised for, besides tiles, dtype and route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BwdFeatures {
+    /// An additive bias is read.
+    pub has_bias: bool,
+    /// ALiBi slopes are added to the scores.
+    pub alibi: bool,
+    /// How dBias is produced.
+    pub dbias: DbiasMode,
+}
+
 /// One kernel specialization: a file plus the defines that configure it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KernelBuild {
@@ -147,9 +158,10 @@ impl KernelBuild {
     }
 
     /// The forward kernel of a `Forward` table entry.
-    pub fn forward(k: &KernelConfig, io: IoType, has_bias: bool) -> Self {
+    pub fn forward(k: &KernelConfig, io: IoType, has_bias: bool, alibi: bool) -> Self {
         let mut b = Self::tiled(KernelFile::Forward, k, io);
         b.defines.push(("HAS_BIAS", i64::from(has_bias)));
+        b.defines.push(("HAS_ALIBI", i64::from(alibi)));
         b
     }
 
@@ -170,15 +182,15 @@ impl KernelBuild {
     }
 
     /// The main backward kernel of a `BackwardMain` entry, for one route.
-    pub fn bwd_main(
-        main: &KernelConfig,
-        io: IoType,
-        has_bias: bool,
-        dbias: DbiasMode,
-        route: Route,
-    ) -> Self {
+    pub fn bwd_main(main: &KernelConfig, io: IoType, features: BwdFeatures, route: Route) -> Self {
+        let BwdFeatures {
+            has_bias,
+            alibi,
+            dbias,
+        } = features;
         let mut b = Self::tiled(KernelFile::BwdMain, main, io);
         b.defines.push(("HAS_BIAS", i64::from(has_bias)));
+        b.defines.push(("HAS_ALIBI", i64::from(alibi)));
         b.defines.push(("DBIAS_MODE", dbias as i64));
         b.defines.push(("DQ_ROUTE", route_code(route)));
         b
@@ -215,14 +227,30 @@ impl KernelBuild {
         for io in [IoType::Bf16, IoType::F16] {
             match k.role {
                 KernelRole::Forward => {
-                    v.push(Self::forward(k, io, false));
-                    v.push(Self::forward(k, io, true));
+                    for (has_bias, alibi) in
+                        [(false, false), (true, false), (false, true), (true, true)]
+                    {
+                        v.push(Self::forward(k, io, has_bias, alibi));
+                    }
                 }
                 KernelRole::BackwardMain => {
                     for route in Route::ALL {
-                        v.push(Self::bwd_main(k, io, false, DbiasMode::None, route));
-                        for dbias in [DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate] {
-                            v.push(Self::bwd_main(k, io, true, dbias, route));
+                        for alibi in [false, true] {
+                            let plain = BwdFeatures {
+                                has_bias: false,
+                                alibi,
+                                dbias: DbiasMode::None,
+                            };
+                            v.push(Self::bwd_main(k, io, plain, route));
+                            for dbias in [DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate]
+                            {
+                                let f = BwdFeatures {
+                                    has_bias: true,
+                                    alibi,
+                                    dbias,
+                                };
+                                v.push(Self::bwd_main(k, io, f, route));
+                            }
                         }
                     }
                     v.push(Self::preprocess(k, io));
@@ -401,8 +429,8 @@ mod tests {
     #[test]
     fn keys_change_with_options_arch_and_version() {
         let cfg = &KERNELS[0];
-        let a = KernelBuild::forward(cfg, IoType::Bf16, false);
-        let b = KernelBuild::forward(cfg, IoType::F16, false);
+        let a = KernelBuild::forward(cfg, IoType::Bf16, false, false);
+        let b = KernelBuild::forward(cfg, IoType::F16, false, false);
         assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&b, 120, (13, 0)));
         assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&a, 90, (13, 0)));
         assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&a, 120, (13, 1)));

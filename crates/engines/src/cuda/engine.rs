@@ -89,8 +89,8 @@ impl Sm120EnginePlan {
     ///
     /// # Errors
     /// [`EngineError::WrongEngine`]; [`EngineError::Unsupported`] for what the kernels do not
-    /// implement yet (padding mask, ALiBi, sink, dropout, ragged layouts, an Attn_scale tensor
-    /// read at execution, head dims padded to a larger envelope, Hk != Hv);
+    /// implement yet (padding mask, sink, dropout, ragged layouts, an Attn_scale tensor read at
+    /// execution, Hk != Hv);
     /// [`EngineError::Cuda`] for compile or driver errors.
     pub fn new(device: Arc<CudaDevice>, approved: &ApprovedPlan) -> Result<Self, EngineError> {
         expect_engine(EngineKind::Sm120, approved)?;
@@ -101,9 +101,6 @@ impl Sm120EnginePlan {
         let o = &node.options;
         if o.padding_mask {
             return Err(unsupported("the padding mask"));
-        }
-        if o.alibi_mask {
-            return Err(unsupported("ALiBi"));
         }
         if o.dropout_probability.is_some() || node.port(Port::DropoutMask).is_some() {
             return Err(unsupported("dropout"));
@@ -168,12 +165,10 @@ impl Sm120EnginePlan {
             },
             bias,
             dbias: node.output(Port::DBias).is_some(),
+            alibi: o.alibi_mask,
             layouts,
         };
         let config = approved.config().clone();
-        if config.kernel.is_some_and(|k| !k.is_exact(s.dqk, s.dv)) {
-            return Err(unsupported("head dims padded up to a larger envelope"));
-        }
         let route = config.route.unwrap_or(Route::Atomic);
         let plan = Sm120Plan::new(problem, route)?;
         if node.op == OpKind::SdpaBackward && plan.workspace() != &config.workspace {

@@ -225,10 +225,14 @@ fn run_one(dev: &Arc<CudaDevice>, target: &Target, built: &Built, io: DataType) 
         };
         reports.push(match run() {
             Ok(out) => {
-                let names = built
-                    .outputs
-                    .iter()
-                    .map(|&id| g.get(id).map_or("?", |t| leak_name(&t.name)));
+                // Name each output by its port (O, Stats, dQ, ...).
+                let names = built.outputs.iter().map(|&id| {
+                    g.nodes()
+                        .iter()
+                        .flat_map(|n| n.outputs.iter())
+                        .find(|(_, &t)| t == id)
+                        .map_or("?", |(p, _)| p.name())
+                });
                 let outputs = out
                     .iter()
                     .zip(&reference)
@@ -255,18 +259,6 @@ fn run_one(dev: &Arc<CudaDevice>, target: &Target, built: &Built, io: DataType) 
         ));
     }
     reports
-}
-
-/// Output names are a handful of fixed port names; map them to static strings.
-fn leak_name(name: &str) -> &'static str {
-    match name {
-        "O" => "O",
-        "Stats" => "Stats",
-        "dQ" => "dQ",
-        "dK" => "dK",
-        "dV" => "dV",
-        _ => "dBias",
-    }
 }
 
 /// Runs the engine-level cases on `dev`, calling `each` with each report.

@@ -81,6 +81,18 @@ pub struct AttnParams {
     pub bias_h: i32,
     /// Attention scale.
     pub scale: f32,
+    /// Actual Q/K head dim (at most the compiled envelope; a multiple of 8).
+    pub hd_qk: i32,
+    /// Actual V head dim.
+    pub hd_v: i32,
+    /// 0 without ALiBi; else 2^floor(log2 Hq).
+    pub alibi_n: i32,
+    /// 2^(-8 / alibi_n).
+    pub alibi_base: f32,
+    /// 2^(-4 / alibi_n).
+    pub alibi_half: f32,
+    /// Keeps the struct a multiple of 8 bytes, like the CUDA side.
+    pub pad_: i32,
 }
 
 /// Parameters of the convert kernel.
@@ -119,8 +131,8 @@ mod tests {
 
     #[test]
     fn layouts_match_the_cuda_structs() {
-        // 11 TensorRefs of 32 bytes, 5 pointers, 13 ints and a float.
-        assert_eq!(std::mem::size_of::<AttnParams>(), 11 * 32 + 5 * 8 + 14 * 4);
+        // 11 TensorRefs of 32 bytes, 5 pointers, 20 ints and floats.
+        assert_eq!(std::mem::size_of::<AttnParams>(), 11 * 32 + 5 * 8 + 20 * 4);
         assert_eq!(std::mem::size_of::<ConvertParams>(), 2 * 8 + 3 * 8 + 4 * 4);
     }
 }

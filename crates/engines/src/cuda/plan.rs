@@ -8,13 +8,13 @@ use rime_analyzer::sm120::{backward_workspace, WorkspaceNeeds};
 use rime_analyzer::{KernelConfig, KernelRole, RegionKind, Route, WorkspaceLayout};
 use rime_graph::SdpaShape;
 
-use super::compile::{DbiasMode, KernelBuild};
+use super::compile::{BwdFeatures, DbiasMode, KernelBuild};
 use super::context::CudaDevice;
 use super::error::CudaError;
 use super::launch::{launch_attn, launch_convert};
 use super::params::{AttnParams, ConvertParams, TensorRef};
 use super::problem::{AttnProblem, Strides};
-use super::table::exact;
+use super::table::envelope;
 
 /// Device buffers of a forward run (io tensors as 16-bit words, Stats as f32).
 #[derive(Debug)]
@@ -86,9 +86,14 @@ impl Sm120Plan {
             head_dim_qk: dqk,
             head_dim_v: dv,
         };
-        let forward = exact(KernelRole::Forward, dqk, dv).ok_or_else(missing)?;
-        let main = exact(KernelRole::BackwardMain, dqk, dv).ok_or_else(missing)?;
-        let dq_gemm = exact(KernelRole::DqGemm, dqk, dv).ok_or_else(missing)?;
+        if dqk % 8 != 0 || dv % 8 != 0 {
+            return Err(CudaError::Unsupported {
+                what: "head dims must be multiples of 8",
+            });
+        }
+        let forward = envelope(KernelRole::Forward, dqk, dv).ok_or_else(missing)?;
+        let main = envelope(KernelRole::BackwardMain, dqk, dv).ok_or_else(missing)?;
+        let dq_gemm = envelope(KernelRole::DqGemm, dqk, dv).ok_or_else(missing)?;
         let p = &problem;
         let unsupported = |what| Err(CudaError::Unsupported { what });
         if p.batch == 0 || p.hq == 0 || p.hk == 0 || p.sq == 0 || p.skv == 0 {
@@ -177,6 +182,14 @@ impl Sm120Plan {
         usize::try_from(self.workspace.total_bytes()).unwrap_or(usize::MAX)
     }
 
+    fn features(&self) -> BwdFeatures {
+        BwdFeatures {
+            has_bias: self.problem.bias.is_some(),
+            alibi: self.problem.alibi,
+            dbias: self.dbias_mode(),
+        }
+    }
+
     fn dbias_mode(&self) -> DbiasMode {
         match (self.problem.dbias, self.problem.bias_broadcasts()) {
             (false, _) => DbiasMode::None,
@@ -189,15 +202,9 @@ impl Sm120Plan {
     pub fn builds(&self) -> Vec<KernelBuild> {
         let p = &self.problem;
         let mut v = vec![
-            KernelBuild::forward(self.forward, p.io, p.bias.is_some()),
+            KernelBuild::forward(self.forward, p.io, p.bias.is_some(), p.alibi),
             KernelBuild::preprocess(self.main, p.io),
-            KernelBuild::bwd_main(
-                self.main,
-                p.io,
-                p.bias.is_some(),
-                self.dbias_mode(),
-                self.route,
-            ),
+            KernelBuild::bwd_main(self.main, p.io, self.features(), self.route),
             KernelBuild::convert(p.io),
         ];
         if self.route == Route::TwoKernel {
@@ -223,6 +230,19 @@ impl Sm120Plan {
             bias_b: p.bias.map_or(1, |b| b.batch as i32),
             bias_h: p.bias.map_or(1, |b| b.heads as i32),
             scale: p.scale,
+            hd_qk: p.dqk as i32,
+            hd_v: p.dv as i32,
+            alibi_n: if p.alibi { 1 << p.hq.max(1).ilog2() } else { 0 },
+            alibi_base: if p.alibi {
+                (-8.0 / (1u32 << p.hq.max(1).ilog2()) as f32).exp2()
+            } else {
+                0.0
+            },
+            alibi_half: if p.alibi {
+                (-4.0 / (1u32 << p.hq.max(1).ilog2()) as f32).exp2()
+            } else {
+                0.0
+            },
             ..AttnParams::default()
         }
     }
@@ -267,7 +287,7 @@ impl Sm120Plan {
         params.bias = bias_ref(bufs.bias, self.bias_strides(l.bias), l.bias, d.bias, st)?;
         params.o = tref_mut(bufs.o, "O", l.o, d.o, st)?;
         params.stats = tref_mut(bufs.stats, "Stats", l.stats, d.stats, st)?;
-        let build = KernelBuild::forward(self.forward, p.io, p.bias.is_some());
+        let build = KernelBuild::forward(self.forward, p.io, p.bias.is_some(), p.alibi);
         let f = dev.function(&build)?;
         let grid = (
             p.sq.div_ceil(self.forward.block_q as usize) as u32,
@@ -332,8 +352,7 @@ impl Sm120Plan {
 
         let main = self.main;
         let pre = KernelBuild::preprocess(main, p.io);
-        let bwd =
-            KernelBuild::bwd_main(main, p.io, p.bias.is_some(), self.dbias_mode(), self.route);
+        let bwd = KernelBuild::bwd_main(main, p.io, self.features(), self.route);
         let conv = KernelBuild::convert(p.io);
         let gemm = KernelBuild::dq_gemm(self.dq_gemm, p.io);
         let (f_pre, f_main, f_conv) = (

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::problem::AttnProblem;
+use super::problem::{alibi_slope, AttnProblem};
 
 /// Dense inputs in f32 (already rounded to the io dtype), packed (B, H, S, D).
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +54,9 @@ fn scores(p: &AttnProblem, x: &DenseInputs<'_>, b: usize, h: usize, i: usize) ->
                 .map(|(a, c)| f64::from(*a) * f64::from(*c))
                 .sum();
             let mut s = f64::from(p.scale) * dot;
+            if p.alibi {
+                s += alibi_slope(h, p.hq) * (j as f64 - i as f64);
+            }
             if let (Some(bias), Some(shape)) = (x.bias, p.bias) {
                 let bb = if shape.batch == 1 { 0 } else { b };
                 let bh = if shape.heads == 1 { 0 } else { h };

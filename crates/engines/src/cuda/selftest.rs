@@ -52,6 +52,7 @@ struct Spec {
     band: Band,
     bias: Option<(usize, usize)>,
     dbias: bool,
+    alibi: bool,
 }
 
 const fn spec(b: usize, hq: usize, hk: usize, sq: usize, skv: usize, d: usize) -> Spec {
@@ -70,6 +71,7 @@ const fn spec(b: usize, hq: usize, hk: usize, sq: usize, skv: usize, d: usize) -
         },
         bias: None,
         dbias: false,
+        alibi: false,
     }
 }
 
@@ -141,6 +143,7 @@ fn make(name: &str, s: Spec, io: IoType, layout: Layout, route: Route) -> Case {
             band: s.band,
             bias,
             dbias: s.dbias,
+            alibi: s.alibi,
             layouts,
         },
         layout,
@@ -196,6 +199,41 @@ pub fn cases(small: bool) -> Vec<Case> {
             },
             Layout::Bshd,
         );
+        both(
+            &mut v,
+            &format!("{tag}-alibi-causal"),
+            Spec {
+                band: CAUSAL,
+                alibi: true,
+                ..s
+            },
+            Layout::Bhsd,
+        );
+    }
+    // Head dims padded up to the compiled envelope (zero-filled, never stored).
+    let padded = [
+        ("pad-d40", spec(2, 4, 2, 70, 90, 40)),
+        (
+            "pad-d96-causal-bias-dbias",
+            Spec {
+                band: CAUSAL,
+                bias: Some((2, 4)),
+                dbias: true,
+                ..spec(2, 4, 2, 70, 90, 96)
+            },
+        ),
+        (
+            "pad-d160v96-alibi-causal",
+            Spec {
+                band: CAUSAL,
+                alibi: true,
+                dv: 96,
+                ..spec(2, 4, 2, 70, 90, 160)
+            },
+        ),
+    ];
+    for (name, s) in padded {
+        both(&mut v, name, s, Layout::Bshd);
     }
     if small {
         return v;
@@ -204,6 +242,15 @@ pub fn cases(small: bool) -> Vec<Case> {
     let big = [
         ("len1x17", spec(2, 2, 2, 1, 17, 64), Layout::Bhsd),
         ("len17", spec(2, 2, 1, 17, 17, 128), l),
+        (
+            "len1000-alibi-causal",
+            Spec {
+                band: CAUSAL,
+                alibi: true,
+                ..spec(1, 6, 6, 1000, 1000, 128)
+            },
+            Layout::Bhsd,
+        ),
         (
             "len1000-causal",
             Spec {

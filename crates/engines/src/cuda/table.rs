@@ -6,11 +6,17 @@ use rime_analyzer::{KernelConfig, KernelRole};
 
 pub use rime_analyzer::sm120::{KERNELS, SM120_SMEM_PER_BLOCK};
 
-/// The entry of `role` compiled for exactly (dqk, dv) (the kernels do not pad head dims yet).
+/// The entry of `role` compiled for exactly (dqk, dv).
 pub fn exact(role: KernelRole, dqk: usize, dv: usize) -> Option<&'static KernelConfig> {
     KERNELS
         .iter()
         .find(|k| k.role == role && k.head_dim_qk as usize == dqk && k.head_dim_v as usize == dv)
+}
+
+/// The smallest entry of `role` whose envelope holds (dqk, dv) (the analyzer's selection; the
+/// kernels zero-fill the padded head-dim columns and never store them).
+pub fn envelope(role: KernelRole, dqk: usize, dv: usize) -> Option<&'static KernelConfig> {
+    rime_analyzer::sm120::kernels::select(role, dqk as i64, dv as i64)
 }
 
 #[cfg(test)]
