@@ -79,13 +79,13 @@ fn two_kernel_pair_rules() {
     let cases: [(&str, KernelConfig, u64); 4] = [
         ("shipped pair on sm_120", dq, sm120::SM120_SMEM_PER_BLOCK),
         (
-            "dQ GEMM Q tile 32 < 64",
-            KernelConfig { block_q: 32, ..dq },
+            "dQ GEMM Q tile 16 < 32",
+            KernelConfig { block_q: 16, ..dq },
             sm120::SM120_SMEM_PER_BLOCK,
         ),
         (
-            "dQ GEMM Q tile 96, not a multiple of 64",
-            KernelConfig { block_q: 96, ..dq },
+            "dQ GEMM Q tile 48, not a multiple of 32",
+            KernelConfig { block_q: 48, ..dq },
             sm120::SM120_SMEM_PER_BLOCK,
         ),
         ("dQ GEMM over a 32 KiB cap", dq, 32_768),

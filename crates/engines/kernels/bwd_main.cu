@@ -24,7 +24,7 @@
 // Shared memory (dynamic, 16-bit elements, rows padded by 8 elements) plus 2 f32 rows:
 //   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8),
 //   dS^T BLOCK_KV x (BLOCK_Q+8), Stats*log2e and delta: 2 x BLOCK_Q x 4 bytes.
-//   e.g. DQK = DV = 128, 64 x 64: 79,360 B; DQK 192 / DV 128, BLOCK_Q 32: 69,888 B
+//   e.g. DQK = DV = 128, 32 x 64: 57,600 B; DQK 192 / DV 128, BLOCK_Q 16: 56,960 B
 //   (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
@@ -54,20 +54,22 @@ static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 tw
 
 // Query tiles [m_begin, m_end) that the band leaves for KV tile n (tile skipping). Every block
 // and the relay turn order use this one function.
-__device__ __forceinline__ void q_tiles_of(const AttnParams& p, int n, int& m_begin, int& m_end) {
+__device__ __forceinline__ void q_tiles_of(const AttnParams& p, const SeqLens& L, int n,
+                                           int& m_begin, int& m_end) {
     const int n0 = n * BLOCK_KV;
     int j_last = n0 + BLOCK_KV - 1;
-    if (j_last > p.skv - 1) j_last = p.skv - 1;
+    if (j_last > L.kv - 1) j_last = L.kv - 1;
     int i_begin = 0;
-    int i_end = p.sq;
+    int i_end = L.q;
     if (p.has_right) {
-        int lo = n0 - p.shift - p.right_bound;
+        int lo = n0 - L.shift - p.right_bound;
         if (lo > i_begin) i_begin = lo;
     }
     if (p.has_left) {
-        int hi = j_last - p.shift + p.left_bound;
+        int hi = j_last - L.shift + p.left_bound;
         if (hi < i_end) i_end = hi;
     }
+    if (j_last < n0) i_end = i_begin;  // the tile lies past the padding mask's KV length
     m_begin = i_begin / BLOCK_Q;
     m_end = i_end > i_begin ? (i_end + BLOCK_Q - 1) / BLOCK_Q : m_begin;
 }
@@ -75,13 +77,14 @@ __device__ __forceinline__ void q_tiles_of(const AttnParams& p, int n, int& m_be
 #if DQ_ROUTE == 1
 // Turn of KV tile n among the KV tiles that reach Q tile m: those form a contiguous run (both
 // ends of q_tiles_of grow with n), so the turn is n minus the first n whose range ends after m.
-__device__ __forceinline__ unsigned int relay_turn(const AttnParams& p, int n, int m) {
+__device__ __forceinline__ unsigned int relay_turn(const AttnParams& p, const SeqLens& L, int n,
+                                                   int m) {
     int lo = 0;
     int hi = n;  // n itself reaches m
     while (lo < hi) {
         const int mid = (lo + hi) / 2;
         int mb, me;
-        q_tiles_of(p, mid, mb, me);
+        q_tiles_of(p, L, mid, mb, me);
         if (me > m) hi = mid;
         else lo = mid + 1;
     }
@@ -114,8 +117,9 @@ rime_bwd_main(const AttnParams p) {
     float alibi_log2 = 0.f;
 #endif
 
+    const SeqLens L = seq_lens(p, b);
     int m_begin, m_end;
-    q_tiles_of(p, blockIdx.x, m_begin, m_end);
+    q_tiles_of(p, L, blockIdx.x, m_begin, m_end);
 
     load_tile(sK, LD_QK, (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh + n0 * p.k.ss, p.k.ss,
               BLOCK_KV, HEAD_DIM_QK, p.skv - n0, p.hd_qk, tid, WARPS * 32);
@@ -213,7 +217,7 @@ rime_bwd_main(const AttnParams p) {
                     const int j = kv_row0 + (e >> 1) * 8;
                     const int ql = nt * 8 + 2 * t + (e & 1);
                     const int i = q0 + ql;
-                    const bool keep = rime_keep(i, j, p.sq, p.skv, p.shift, p.has_right,
+                    const bool keep = rime_keep(i, j, L.q, L.kv, L.shift, p.has_right,
                                                 p.right_bound, p.has_left, p.left_bound);
                     float v = s[nt][e] * scale_log2 - sLse[ql];
 #if HAS_BIAS
@@ -324,7 +328,7 @@ rime_bwd_main(const AttnParams p) {
             }
 #else
 #if DQ_ROUTE == 1
-            const unsigned int turn = relay_turn(p, blockIdx.x, m);
+            const unsigned int turn = relay_turn(p, L, blockIdx.x, m);
             if (tid == 0) {
                 while (ld_acquire_u32(gRelay + m) != turn) {
                 }

@@ -198,13 +198,14 @@ struct TensorRef {
 // `AttnParams` in crates/engines/src/cuda/params.rs; keep the two in the same order).
 struct AttnParams {
     TensorRef q, k, v, o, d_o, stats, bias, dq, dk, dv, dbias;
+    TensorRef seq_q, seq_kv;  // i32 (B,1,1,1) sequence lengths of the padding mask (ptr 0: none)
     u64 delta;        // f32 [B][Hq][Sq], workspace
     u64 dq_accum;     // f32 [B][Hq][Sq][HEAD_DIM_QK], workspace
     u64 dbias_accum;  // f32 [bias_b][bias_h][Sq][Skv], workspace (broadcast dBias only)
     u64 relay;        // u32 [B][Hq][ceil(Sq / BLOCK_Q)] turn counters, workspace (relay route)
     u64 ds;           // io [B][Hq][Sq][round_up(Skv, 128)], workspace (two_kernel route)
     int batch, hq, hk, hv, sq, skv;
-    int shift;        // 0 for top-left alignment, Skv - Sq for bottom-right
+    int bottom_right; // diagonal aligned bottom-right: shift = kv_len - q_len (per batch)
     int has_right, right_bound, has_left, left_bound;
     int bias_b, bias_h;
     float scale;
@@ -237,3 +238,23 @@ __device__ __forceinline__ void st_release_u32(unsigned int* p, unsigned int v) 
 }
 
 __device__ __forceinline__ void fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// Valid lengths of batch b (the padding mask's, clamped to the tensors; else Sq, Skv) and the
+// diagonal shift that goes with them.
+struct SeqLens {
+    int q, kv, shift;
+};
+
+__device__ __forceinline__ int clamp_len(const TensorRef& t, int b, int max) {
+    if (t.ptr == 0) return max;
+    const int v = ((const int*)t.ptr)[b * t.sb];
+    return v < 0 ? 0 : (v > max ? max : v);
+}
+
+__device__ __forceinline__ SeqLens seq_lens(const AttnParams& p, int b) {
+    SeqLens l;
+    l.q = clamp_len(p.seq_q, b, p.sq);
+    l.kv = clamp_len(p.seq_kv, b, p.skv);
+    l.shift = p.bottom_right ? l.kv - l.q : 0;
+    return l;
+}

@@ -1,5 +1,6 @@
 // sdpa_fwd.cu: SDPA forward, O = softmax(scale * Q K^T + Bias, masked) V and
-// Stats = natural-log log-sum-exp of the masked, scaled, biased scores (f32), per query row.
+// Stats = natural-log log-sum-exp of the masked, scaled, biased scores (f32), per query row
+// (+inf for a row with nothing kept, whose O is 0).
 //
 // FlashAttention-2 style: one block per (query tile of BLOCK_Q rows, query head, batch); WARPS
 // warps, each owning 16 query rows (BLOCK_Q = 16 * WARPS). The block walks the KV tiles of
@@ -53,19 +54,22 @@ rime_sdpa_fwd(const AttnParams p) {
     const io_t* gB = (const io_t*)p.bias.ptr + b * p.bias.sb + h * p.bias.sh;
 #endif
 
-    // KV range the band leaves for rows m0 .. m0 + BLOCK_Q - 1 (tile skipping).
+    // KV range the band leaves for rows m0 .. m0 + BLOCK_Q - 1 (tile skipping); rows past the
+    // padding mask's length are fully masked (O = 0, Stats = +inf) and walk nothing.
+    const SeqLens L = seq_lens(p, b);
     int row_last = m0 + BLOCK_Q - 1;
-    if (row_last > p.sq - 1) row_last = p.sq - 1;
+    if (row_last > L.q - 1) row_last = L.q - 1;
     int j_begin = 0;
-    int j_end = p.skv;
+    int j_end = L.kv;
     if (p.has_left) {
-        int lo = m0 + p.shift - p.left_bound + 1;
+        int lo = m0 + L.shift - p.left_bound + 1;
         if (lo > j_begin) j_begin = lo;
     }
     if (p.has_right) {
-        int hi = row_last + p.shift + p.right_bound + 1;
+        int hi = row_last + L.shift + p.right_bound + 1;
         if (hi < j_end) j_end = hi;
     }
+    if (row_last < m0) j_end = j_begin;
     int n_begin = j_begin / BLOCK_KV;
     int n_end = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV : n_begin;
 
@@ -97,7 +101,8 @@ rime_sdpa_fwd(const AttnParams p) {
         float s[BLOCK_KV / 8][4];
 #pragma unroll
         for (int i = 0; i < BLOCK_KV / 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
-#pragma unroll
+        // A rolled outer loop keeps the fragments in flight (and the registers) bounded.
+#pragma unroll 1
         for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk) {
             u32 a[4];
             ldsm_x4(a, addr_a(sQ, LD_QK, warp * 16, kk * 16, lane));
@@ -119,7 +124,7 @@ rime_sdpa_fwd(const AttnParams p) {
                 const int i = qrow0 + (e >> 1) * 8;
                 const int j = n0 + nt * 8 + 2 * t + (e & 1);
                 float v = s[nt][e] * scale_log2;
-                bool keep = rime_keep(i, j, p.sq, p.skv, p.shift, p.has_right, p.right_bound,
+                bool keep = rime_keep(i, j, L.q, L.kv, L.shift, p.has_right, p.right_bound,
                                       p.has_left, p.left_bound);
 #if HAS_BIAS
                 if (keep) v += io_to_f32(gB[(i64)i * p.bias.ss + j]) * RIME_LOG2E;
@@ -201,8 +206,9 @@ rime_sdpa_fwd(const AttnParams p) {
                 *(u32*)(gO + (i64)i * p.o.ss + dt * 8 + 2 * t) = v;
             }
             if (t == 0) {
+                // A row with nothing kept gets +inf, so that exp(S - Stats) = 0 downstream.
                 float lse = row_sum[r] > 0.f ? (row_max[r] + rime_log2(row_sum[r])) * RIME_LN2
-                                             : neg_inf;
+                                             : -neg_inf;
                 gS[(i64)i * p.stats.ss] = lse;
             }
         }

@@ -17,7 +17,11 @@ fn small_sweep_passes_on_the_gpu() {
         }
     };
     let reports = selftest::run(&dev, &selftest::cases(true), |_| {});
-    let failed: Vec<_> = reports.iter().filter(|r| !r.passed()).map(|r| format!("{r:?}")).collect();
+    let failed: Vec<_> = reports
+        .iter()
+        .filter(|r| !r.passed())
+        .map(|r| format!("{r:?}"))
+        .collect();
     assert!(!reports.is_empty());
     assert!(failed.is_empty(), "failed cases:\n{}", failed.join("\n"));
 }

@@ -142,6 +142,14 @@ impl DeviceBuffer {
         }
     }
 
+    /// The i32 storage, if this is an i32 buffer.
+    pub fn i32(&self) -> Option<&CudaSlice<i32>> {
+        match &self.data {
+            DeviceData::I32(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// Mutable f32 storage.
     pub fn f32_mut(&mut self) -> Option<&mut CudaSlice<f32>> {
         match &mut self.data {

@@ -89,8 +89,8 @@ impl Sm120EnginePlan {
     ///
     /// # Errors
     /// [`EngineError::WrongEngine`]; [`EngineError::Unsupported`] for what the kernels do not
-    /// implement yet (padding mask, sink, dropout, ragged layouts, an Attn_scale tensor read at
-    /// execution, Hk != Hv);
+    /// implement yet (sink, dropout, ragged layouts, an Attn_scale tensor read at execution,
+    /// Hk != Hv);
     /// [`EngineError::Cuda`] for compile or driver errors.
     pub fn new(device: Arc<CudaDevice>, approved: &ApprovedPlan) -> Result<Self, EngineError> {
         expect_engine(EngineKind::Sm120, approved)?;
@@ -99,9 +99,6 @@ impl Sm120EnginePlan {
             .node()
             .ok_or_else(|| unsupported("a plan without its node"))?;
         let o = &node.options;
-        if o.padding_mask {
-            return Err(unsupported("the padding mask"));
-        }
         if o.dropout_probability.is_some() || node.port(Port::DropoutMask).is_some() {
             return Err(unsupported("dropout"));
         }
@@ -146,6 +143,8 @@ impl Sm120EnginePlan {
             dk: port(Port::DK),
             dv: port(Port::DV),
             dbias: port(Port::DBias),
+            seq_q: port(Port::SeqLenQ),
+            seq_kv: port(Port::SeqLenKv),
         };
         let problem = AttnProblem {
             batch: dim(s.b)?,
@@ -166,6 +165,7 @@ impl Sm120EnginePlan {
             bias,
             dbias: node.output(Port::DBias).is_some(),
             alibi: o.alibi_mask,
+            padding: o.padding_mask,
             layouts,
         };
         let config = approved.config().clone();
@@ -267,6 +267,15 @@ impl Plan for Sm120EnginePlan {
             Some(_) => Some(half(Port::Bias)?),
             None => None,
         };
+        let lens = |p: Port| {
+            device_buf(&reads, node.input(p))
+                .and_then(DeviceBuffer::i32)
+                .ok_or_else(|| missing(p))
+        };
+        let seq_lens = match self.plan.problem().padding {
+            true => Some((lens(Port::SeqLenQ)?, lens(Port::SeqLenKv)?)),
+            false => None,
+        };
         // Take each output out of the map, so that several can be borrowed mutably at once.
         let mut out = |p: Port| -> Option<&mut DeviceBuffer> {
             let id = node.output(p)?;
@@ -297,6 +306,7 @@ impl Plan for Sm120EnginePlan {
                         k,
                         v,
                         bias,
+                        seq_lens,
                         o,
                         stats,
                     },
@@ -337,6 +347,7 @@ impl Plan for Sm120EnginePlan {
                     d_o,
                     stats,
                     bias,
+                    seq_lens,
                     dq,
                     dk,
                     dv,

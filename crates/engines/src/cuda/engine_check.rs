@@ -35,18 +35,23 @@ fn backward_graph(io: DataType) -> Result<Built, GraphError> {
     let d_o = g.tensor(bshd("dO", hq, sq));
     let stats = g.tensor(Tensor::packed("Stats", &[b, hq, sq, 1]).with_data_type(DataType::F32));
     let bias = g.tensor(Tensor::packed("Bias", &[b, hq, sq, skv]));
+    let lens = |g: &mut Graph, name: &str| {
+        g.tensor(Tensor::packed(name, &[b, 1, 1, 1]).with_data_type(DataType::I32))
+    };
+    let (lq, lkv) = (lens(&mut g, "SEQ_LEN_Q"), lens(&mut g, "SEQ_LEN_KV"));
     let attrs = SdpaBackwardAttrs::new()
         .name("bwd")
         .causal()
         .bias(bias)
-        .dbias();
+        .dbias()
+        .padding(lq, lkv);
     let grads = g.sdpa_backward(q, k, v, o, d_o, stats, attrs)?;
     let mut outputs = vec![grads.dq, grads.dk, grads.dv];
     outputs.extend(grads.dbias);
     Ok(Built {
-        name: "engine/backward-gqa-causal-bias",
+        name: "engine/backward-gqa-causal-bias-padding",
         graph: g,
-        inputs: vec![q, k, v, o, d_o, stats, bias],
+        inputs: vec![q, k, v, o, d_o, stats, bias, lq, lkv],
         outputs,
     })
 }
@@ -139,7 +144,13 @@ fn run_one(dev: &Arc<CudaDevice>, target: &Target, built: &Built, io: DataType) 
         let t = g.get(id)?;
         let len = usize::try_from(t.span_elements()?).ok()?;
         let dt = g.data_type(id)?;
-        HostBuffer::from_f64(dt, &values(len, n + 1, t.name == "Stats")).map(|h| (id, h))
+        let v = match t.name.as_str() {
+            // Padding lengths: batch 0 full, batch 1 shorter (within the tensor's dims).
+            "SEQ_LEN_Q" => vec![77.0, 50.0],
+            "SEQ_LEN_KV" => vec![130.0, 61.0],
+            name => values(len, n + 1, name == "Stats"),
+        };
+        HostBuffer::from_f64(dt, &v).map(|h| (id, h))
     };
     let inputs: Option<Vec<_>> = built
         .inputs

@@ -43,6 +43,10 @@ pub struct AttnParams {
     pub dv: TensorRef,
     /// dBias.
     pub dbias: TensorRef,
+    /// i32 sequence lengths of the padding mask, (B,1,1,1) (ptr 0: no padding mask).
+    pub seq_q: TensorRef,
+    /// i32 KV sequence lengths of the padding mask.
+    pub seq_kv: TensorRef,
     /// Workspace: f32 delta `[B][Hq][Sq]`.
     pub delta: u64,
     /// Workspace: f32 dQ accumulator `[B][Hq][Sq][Dqk]`.
@@ -65,8 +69,8 @@ pub struct AttnParams {
     pub sq: i32,
     /// KV length.
     pub skv: i32,
-    /// Diagonal shift: 0 top-left, Skv - Sq bottom-right.
-    pub shift: i32,
+    /// 1: diagonal aligned bottom-right (shift = kv_len - q_len per batch), 0: top-left.
+    pub bottom_right: i32,
     /// 1 when the band has a right bound.
     pub has_right: i32,
     /// Right bound (causal: 0).
@@ -131,8 +135,8 @@ mod tests {
 
     #[test]
     fn layouts_match_the_cuda_structs() {
-        // 11 TensorRefs of 32 bytes, 5 pointers, 20 ints and floats.
-        assert_eq!(std::mem::size_of::<AttnParams>(), 11 * 32 + 5 * 8 + 20 * 4);
+        // 13 TensorRefs of 32 bytes, 5 pointers, 20 ints and floats.
+        assert_eq!(std::mem::size_of::<AttnParams>(), 13 * 32 + 5 * 8 + 20 * 4);
         assert_eq!(std::mem::size_of::<ConvertParams>(), 2 * 8 + 3 * 8 + 4 * 4);
     }
 }

@@ -27,6 +27,8 @@ pub struct ForwardBuffers<'a> {
     pub v: &'a CudaSlice<u16>,
     /// Bias, when the problem has one.
     pub bias: Option<&'a CudaSlice<u16>>,
+    /// Sequence lengths (Q, KV) of the padding mask, when the problem has one.
+    pub seq_lens: Option<(&'a CudaSlice<i32>, &'a CudaSlice<i32>)>,
     /// O (written).
     pub o: &'a mut CudaSlice<u16>,
     /// Stats (written).
@@ -50,6 +52,8 @@ pub struct BackwardBuffers<'a> {
     pub stats: &'a CudaSlice<f32>,
     /// Bias, when the problem has one.
     pub bias: Option<&'a CudaSlice<u16>>,
+    /// Sequence lengths (Q, KV) of the padding mask, when the problem has one.
+    pub seq_lens: Option<(&'a CudaSlice<i32>, &'a CudaSlice<i32>)>,
     /// dQ (written).
     pub dq: &'a mut CudaSlice<u16>,
     /// dK (written).
@@ -222,7 +226,7 @@ impl Sm120Plan {
             hv: p.hv as i32,
             sq: p.sq as i32,
             skv: p.skv as i32,
-            shift: p.shift(),
+            bottom_right: i32::from(p.band.bottom_right),
             has_right: i32::from(p.band.right.is_some()),
             right_bound: p.band.right.unwrap_or(0),
             has_left: i32::from(p.band.left.is_some()),
@@ -269,6 +273,30 @@ impl Sm120Plan {
         }
     }
 
+    /// The padding mask's sequence-length tensors, checked against the problem.
+    fn seq_refs(
+        &self,
+        lens: Option<(&CudaSlice<i32>, &CudaSlice<i32>)>,
+        st: &cudarc::driver::CudaStream,
+    ) -> Result<(TensorRef, TensorRef), CudaError> {
+        let p = &self.problem;
+        match (p.padding, lens) {
+            (false, _) => Ok((TensorRef::default(), TensorRef::default())),
+            (true, Some((q, kv))) => {
+                let dims = [p.batch, 1, 1, 1];
+                Ok((
+                    tref(q, "SEQ_LEN_Q", p.layouts.seq_q, dims, st)?,
+                    tref(kv, "SEQ_LEN_KV", p.layouts.seq_kv, dims, st)?,
+                ))
+            }
+            (true, None) => Err(CudaError::BufferSize {
+                name: "SEQ_LEN_Q",
+                needed: p.batch,
+                actual: 0,
+            }),
+        }
+    }
+
     /// Runs the forward: O and Stats.
     ///
     /// # Errors
@@ -285,6 +313,7 @@ impl Sm120Plan {
         params.k = tref(bufs.k, "K", l.k, d.k, st)?;
         params.v = tref(bufs.v, "V", l.v, d.v, st)?;
         params.bias = bias_ref(bufs.bias, self.bias_strides(l.bias), l.bias, d.bias, st)?;
+        (params.seq_q, params.seq_kv) = self.seq_refs(bufs.seq_lens, st)?;
         params.o = tref_mut(bufs.o, "O", l.o, d.o, st)?;
         params.stats = tref_mut(bufs.stats, "Stats", l.stats, d.stats, st)?;
         let build = KernelBuild::forward(self.forward, p.io, p.bias.is_some(), p.alibi);
@@ -326,6 +355,7 @@ impl Sm120Plan {
         params.d_o = tref(bufs.d_o, "dO", l.d_o, d.o, st)?;
         params.stats = tref(bufs.stats, "Stats", l.stats, d.stats, st)?;
         params.bias = bias_ref(bufs.bias, self.bias_strides(l.bias), l.bias, d.bias, st)?;
+        (params.seq_q, params.seq_kv) = self.seq_refs(bufs.seq_lens, st)?;
         params.dq = tref_mut(bufs.dq, "dQ", l.dq, d.q, st)?;
         params.dk = tref_mut(bufs.dk, "dK", l.dk, d.k, st)?;
         params.dv = tref_mut(bufs.dv, "dV", l.dv, d.v, st)?;

@@ -85,6 +85,10 @@ pub struct Layouts {
     pub dv: Strides,
     /// dBias.
     pub dbias: Strides,
+    /// Sequence lengths of the padding mask (only the batch stride matters).
+    pub seq_q: Strides,
+    /// KV sequence lengths of the padding mask.
+    pub seq_kv: Strides,
 }
 
 /// One SDPA problem for the sm120 engine.
@@ -118,20 +122,13 @@ pub struct AttnProblem {
     pub dbias: bool,
     /// ALiBi: adds slope_h * (j - i) to the scores (see [`alibi_slope`]).
     pub alibi: bool,
+    /// Padding mask: per-batch valid lengths come with the buffers (i32, (B,1,1,1)).
+    pub padding: bool,
     /// Strides of every tensor.
     pub layouts: Layouts,
 }
 
 impl AttnProblem {
-    /// Diagonal shift for the kernels.
-    pub fn shift(&self) -> i32 {
-        if self.band.bottom_right {
-            self.skv as i32 - self.sq as i32
-        } else {
-            0
-        }
-    }
-
     /// True when some bias dim broadcasts (dBias then needs the f32 accumulator).
     pub fn bias_broadcasts(&self) -> bool {
         self.bias

@@ -17,6 +17,8 @@ pub struct DenseInputs<'a> {
     pub v: &'a [f32],
     /// Bias (bias_b, bias_h, Sq, Skv), when the problem has one.
     pub bias: Option<&'a [f32]>,
+    /// Padding mask lengths per batch (Q, KV), when the problem has one.
+    pub seq_lens: Option<(&'a [i32], &'a [i32])>,
 }
 
 /// Reference gradients, packed like their forward twins.
@@ -32,8 +34,23 @@ pub struct DenseGrads {
     pub dbias: Option<Vec<f64>>,
 }
 
-fn keep(p: &AttnProblem, i: usize, j: usize) -> bool {
-    let (i, j, shift) = (i as i64, j as i64, i64::from(p.shift()));
+fn keep(p: &AttnProblem, x: &DenseInputs<'_>, b: usize, i: usize, j: usize) -> bool {
+    let (q_len, kv_len) = match x.seq_lens {
+        Some((q, kv)) => (
+            q[b].clamp(0, p.sq as i32) as usize,
+            kv[b].clamp(0, p.skv as i32) as usize,
+        ),
+        None => (p.sq, p.skv),
+    };
+    if i >= q_len || j >= kv_len {
+        return false;
+    }
+    let shift = if p.band.bottom_right {
+        kv_len as i64 - q_len as i64
+    } else {
+        0
+    };
+    let (i, j) = (i as i64, j as i64);
     p.band.right.is_none_or(|r| j <= i + shift + i64::from(r))
         && p.band.left.is_none_or(|l| j > i + shift - i64::from(l))
 }
@@ -44,7 +61,7 @@ fn scores(p: &AttnProblem, x: &DenseInputs<'_>, b: usize, h: usize, i: usize) ->
     let qrow = &x.q[((b * p.hq + h) * p.sq + i) * p.dqk..][..p.dqk];
     (0..p.skv)
         .map(|j| {
-            if !keep(p, i, j) {
+            if !keep(p, x, b, i, j) {
                 return None;
             }
             let krow = &x.k[((b * p.hk + g) * p.skv + j) * p.dqk..][..p.dqk];
@@ -67,7 +84,7 @@ fn scores(p: &AttnProblem, x: &DenseInputs<'_>, b: usize, h: usize, i: usize) ->
         .collect()
 }
 
-/// O (B, Hq, Sq, Dv) and Stats (B, Hq, Sq); a fully masked row gives O = 0, Stats = -inf.
+/// O (B, Hq, Sq, Dv) and Stats (B, Hq, Sq); a fully masked row gives O = 0, Stats = +inf.
 pub fn forward(p: &AttnProblem, x: &DenseInputs<'_>) -> (Vec<f64>, Vec<f64>) {
     let rows: Vec<(Vec<f64>, f64)> = (0..p.batch * p.hq * p.sq)
         .into_par_iter()
@@ -78,7 +95,7 @@ pub fn forward(p: &AttnProblem, x: &DenseInputs<'_>) -> (Vec<f64>, Vec<f64>) {
             let m = s.iter().flatten().fold(f64::NEG_INFINITY, |a, &v| a.max(v));
             let mut o = vec![0.0; p.dv];
             if m == f64::NEG_INFINITY {
-                return (o, f64::NEG_INFINITY);
+                return (o, f64::INFINITY);
             }
             let mut l = 0.0;
             for (j, sj) in s.iter().enumerate() {

@@ -53,6 +53,7 @@ struct Spec {
     bias: Option<(usize, usize)>,
     dbias: bool,
     alibi: bool,
+    padding: bool,
 }
 
 const fn spec(b: usize, hq: usize, hk: usize, sq: usize, skv: usize, d: usize) -> Spec {
@@ -72,6 +73,7 @@ const fn spec(b: usize, hq: usize, hk: usize, sq: usize, skv: usize, d: usize) -
         bias: None,
         dbias: false,
         alibi: false,
+        padding: false,
     }
 }
 
@@ -118,6 +120,8 @@ fn make(name: &str, s: Spec, io: IoType, layout: Layout, route: Route) -> Case {
         dk: io_strides(s.hk, s.skv, s.dqk),
         dv: io_strides(hv, s.skv, s.dv),
         dbias: bias_strides,
+        seq_q: Strides { b: 1, h: 1, s: 1 },
+        seq_kv: Strides { b: 1, h: 1, s: 1 },
     };
     let dt = match io {
         IoType::Bf16 => "bf16",
@@ -144,6 +148,7 @@ fn make(name: &str, s: Spec, io: IoType, layout: Layout, route: Route) -> Case {
             bias,
             dbias: s.dbias,
             alibi: s.alibi,
+            padding: s.padding,
             layouts,
         },
         layout,
@@ -234,6 +239,34 @@ pub fn cases(small: bool) -> Vec<Case> {
     ];
     for (name, s) in padded {
         both(&mut v, name, s, Layout::Bshd);
+    }
+    // Padding mask (per-batch lengths: full, 2/3, 1/3), with bias and dBias, bottom-right.
+    for d in [(64, 64), (128, 128), (192, 128)] {
+        let s = Spec {
+            padding: true,
+            bias: Some((3, 1)),
+            dbias: true,
+            dv: d.1,
+            ..spec(3, 2, 1, 75, 66, d.0)
+        };
+        both(
+            &mut v,
+            &format!("d{}v{}-padding-bias-hbcast-dbias", d.0, d.1),
+            s,
+            Layout::Bhsd,
+        );
+        let br = Spec {
+            padding: true,
+            band: CAUSAL_BR,
+            dv: d.1,
+            ..spec(3, 2, 2, 90, 40, d.0)
+        };
+        both(
+            &mut v,
+            &format!("d{}v{}-padding-br-causal", d.0, d.1),
+            br,
+            Layout::Bshd,
+        );
     }
     if small {
         return v;
@@ -512,6 +545,25 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
     let (v_bits, v) = random(io, n(dv_dims), &mut rng);
     let (do_bits, d_o) = random(io, n(o_dims), &mut rng);
     let bias = bias_dims.map(|d| random(io, n(d), &mut rng));
+    // Padding mask lengths: a full batch, a partial one, an empty query (and cycling on).
+    let lens: Option<(Vec<i32>, Vec<i32>)> = p.padding.then(|| {
+        let pick = |n: usize, b: usize| match b % 3 {
+            0 => n as i32,
+            1 => (n as i32 * 2 / 3).max(1),
+            _ => (n as i32 / 3).max(1),
+        };
+        let q = (0..p.batch).map(|b| pick(p.sq, b)).collect();
+        let kv = (0..p.batch).map(|b| pick(p.skv, b + 1)).collect();
+        (q, kv)
+    });
+    let d_lens = match &lens {
+        Some((q, kv)) => Some((
+            st.clone_htod(q).map_err(drv("upload"))?,
+            st.clone_htod(kv).map_err(drv("upload"))?,
+        )),
+        None => None,
+    };
+    let seq_lens = d_lens.as_ref().map(|(q, kv)| (q, kv));
 
     let up = |bits: &[u16], dims, s| {
         st.clone_htod(&scatter(bits, dims, s, 0u16))
@@ -541,6 +593,7 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
             k: &d_k,
             v: &d_v,
             bias: d_bias.as_ref(),
+            seq_lens,
             o: &mut d_o_buf,
             stats: &mut d_stats,
         },
@@ -563,6 +616,7 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
         k: &k,
         v: &v,
         bias: bias.as_ref().map(|b| b.1.as_slice()),
+        seq_lens: lens.as_ref().map(|(q, kv)| (q.as_slice(), kv.as_slice())),
     };
     let (o_ref, stats_ref) = reference::forward(p, &inputs);
     let mut checks = vec![
@@ -596,6 +650,7 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
                 d_o: &d_do,
                 stats: &d_stats,
                 bias: d_bias.as_ref(),
+                seq_lens,
                 dq: &mut d_dq,
                 dk: &mut d_dk,
                 dv: &mut d_dv,
