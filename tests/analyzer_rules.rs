@@ -402,3 +402,18 @@ fn json_reports_match_their_schema() {
         }
     }
 }
+
+#[test]
+fn a_route_pin_keeps_forward_nodes_on_the_pinned_engine() {
+    let r = report("valid/fwd_bwd_two_nodes.json", "rtx-5090");
+    let pin = HeuristicsOptions {
+        pin: Some("sm120/relay".into()),
+        ..Default::default()
+    };
+    let ranked = heuristics(&r, &pin);
+    let labels: Vec<String> = ranked
+        .iter()
+        .map(|c| format!("{}:{}", c.node_name, c.config.label()))
+        .collect();
+    assert_eq!(labels, vec!["fwd:sm120", "bwd:sm120/relay"]);
+}

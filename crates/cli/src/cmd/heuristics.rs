@@ -15,7 +15,7 @@ pub struct HeuristicsArgs {
     #[command(flatten)]
     analysis: AnalysisArgs,
     /// Ranking mode: a (fastest), b (smallest workspace), fallback (fixed order).
-    #[arg(long, default_value = "a")]
+    #[arg(long, default_value = "a", value_parser = ["a", "b", "fallback"])]
     mode: String,
     /// Drop configurations: an engine (`sm120`) or `engine/route` (`sm120/atomic`). Repeatable.
     #[arg(long)]
