@@ -13,7 +13,7 @@
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`]; the CPU reference engine runs
 //!   at [`HOST_TFLOPS`] / [`HOST_GBS`] whatever the target.
 //! - On a GPU target the CPU reference ranks after every GPU configuration (see
-//!   [`crate::heuristics`]): it is a reference, and its data would cross PCIe.
+//!   [`mod@crate::heuristics`]): it is a reference, and its data would cross PCIe.
 //! - Determinism: relay serialises the KV-tile blocks of one Q tile: [`RELAY_PENALTY`] of the
 //!   kernel time (FA3's deterministic mode costs ~12-20%).
 
