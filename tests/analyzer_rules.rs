@@ -417,3 +417,25 @@ fn a_route_pin_keeps_forward_nodes_on_the_pinned_engine() {
         .collect();
     assert_eq!(labels, vec!["fwd:sm120", "bwd:sm120/relay"]);
 }
+
+#[test]
+fn approve_best_gives_one_plan_per_node() {
+    let r = report("valid/fwd_bwd_two_nodes.json", "rtx-pro-6000");
+    let plans = r
+        .approve_best(&HeuristicsOptions::default())
+        .expect("plans");
+    assert_eq!(plans.len(), 2);
+    assert_eq!(plans[0].config().route, None);
+    assert!(plans[1].config().route.is_some());
+    assert!(
+        matches!(plans[1].attn_scale(), rime::analyzer::AttnScale::Value(v) if (v - 0.125).abs() < 1e-7)
+    );
+    let none = r.approve_best(&HeuristicsOptions {
+        pin: Some("sm90".into()),
+        ..Default::default()
+    });
+    assert!(matches!(
+        none,
+        Err(rime::analyzer::ApproveError::NoCandidate { .. })
+    ));
+}

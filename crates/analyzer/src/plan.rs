@@ -27,6 +27,12 @@ pub enum ApproveError {
         /// Node index.
         index: usize,
     },
+    /// No candidate is left for the node (unsupported, deselected or not pinned).
+    #[error("node `{node}`: no supported configuration left to approve")]
+    NoCandidate {
+        /// Node name.
+        node: String,
+    },
     /// The configuration is not supported (or was not considered) for this node.
     #[error("node `{node}`: {config} is not a supported configuration")]
     NotSupported {
@@ -140,6 +146,30 @@ impl SupportReport {
             candidate.config.engine,
             candidate.config.route,
         )
+    }
+}
+
+impl SupportReport {
+    /// Approves the best candidate of every node (rank 1 under `options`), in node order: the
+    /// plans a graph executes.
+    ///
+    /// # Errors
+    /// [`ApproveError::NoCandidate`] naming the first node with no candidate left.
+    pub fn approve_best(
+        &self,
+        options: &crate::HeuristicsOptions,
+    ) -> Result<Vec<ApprovedPlan>, ApproveError> {
+        let ranked = crate::heuristics(self, options);
+        self.nodes
+            .iter()
+            .map(|n| {
+                let best = ranked.iter().find(|c| c.node == n.node && c.rank == 1);
+                let best = best.ok_or_else(|| ApproveError::NoCandidate {
+                    node: n.name.clone(),
+                })?;
+                self.approve(best)
+            })
+            .collect()
     }
 }
 

@@ -7,6 +7,12 @@
 //! typed in), and a test checks every entry fits [`SM120_SMEM_PER_BLOCK`]. The pipelines use
 //! cp.async groups, so no mbarriers are counted. Kept self-contained: the CUDA helper may tune
 //! the numbers here.
+//!
+//! Contract with the CUDA engine (what the workspace formulas assume): a backward block owns one
+//! (b, KV head, KV tile) and loops over the query heads of its GQA group, so dK and dV are
+//! accumulated in registers and stored once (no dK/dV workspace, deterministic on every route);
+//! dQ goes through the route's path; a full (B, Hq) dBias is stored directly from the dS tile,
+//! a broadcast one is added into the f32 `dbias_accum` region and converted afterwards.
 
 use rime_graph::DataType;
 
@@ -182,9 +188,53 @@ pub fn envelopes(role: KernelRole) -> String {
         .join(", ")
 }
 
+/// docs/sm120-kernels.md, generated from [`KERNELS`].
+pub fn kernels_markdown() -> String {
+    let mut out = String::from(
+        "# SM120 kernel configurations\n\n<!-- Generated from crates/analyzer/src/sm120/kernels.rs \
+         by `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer kernels_doc`; do not edit. -->\n\n\
+         Every configuration the analyzer can select; the CUDA engine implements each one. Shared \
+         memory is derived from the tiles (`smem_forward`, `smem_backward`, `smem_dq_gemm`) and must \
+         stay within 101,376 B per block.\n\n\
+         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | dtypes |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    for k in KERNELS {
+        let dtypes: Vec<&str> = k.dtypes.iter().map(|d| d.name()).collect();
+        out.push_str(&format!(
+            "| `{}` | {} | ({}, {}) | {} | {} | {} | {} | {} | {} |\n",
+            k.name,
+            k.role.name(),
+            k.head_dim_qk,
+            k.head_dim_v,
+            k.block_q,
+            k.block_kv,
+            k.warps,
+            k.stages,
+            k.smem_bytes,
+            dtypes.join(", ")
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernels_doc_is_fresh() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/sm120-kernels.md");
+        let fresh = kernels_markdown();
+        if std::env::var_os("RIME_UPDATE_DOCS").is_some() {
+            std::fs::write(path, &fresh).expect("write docs/sm120-kernels.md");
+        }
+        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            on_disk == fresh,
+            "docs/sm120-kernels.md is stale: run `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer kernels_doc`"
+        );
+    }
 
     #[test]
     fn every_entry_fits_sm120_and_is_consistent() {
