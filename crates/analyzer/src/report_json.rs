@@ -288,18 +288,6 @@ pub fn report_schema() -> String {
 mod tests {
     #[test]
     fn report_schema_is_fresh() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../schemas/report.v1.schema.json"
-        );
-        let fresh = super::report_schema();
-        if std::env::var_os("RIME_UPDATE_DOCS").is_some() {
-            std::fs::write(path, &fresh).expect("write schema");
-        }
-        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            on_disk == fresh,
-            "schemas/report.v1.schema.json is stale: run `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer`"
-        );
+        crate::generated::assert_fresh("schemas/report.v1.schema.json", &super::report_schema());
     }
 }
