@@ -199,6 +199,9 @@ fn approved_plans_come_only_from_supported_configurations() {
         .expect("relay");
     assert_eq!(plan.config().route, Some(Route::Relay));
     assert_eq!(plan.shape().dqk, 64);
+    assert_eq!(plan.node().name, "bwd");
+    let dq = plan.tensor(rime::graph::Port::DQ).expect("dQ bound");
+    assert_eq!(dq.dims, vec![2, 4, 128, 64]);
     assert_eq!(
         plan.workspace(),
         &r.nodes[0]

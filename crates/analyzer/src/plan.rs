@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use rime_graph::{Graph, Node, NodeId, Port, SdpaShape, TensorId};
+use rime_graph::{Graph, Node, NodeId, Port, SdpaShape, Tensor, TensorId};
 
 use crate::heuristics::Candidate;
 use crate::{EngineConfig, EngineKind, Route, SupportReport, Target, WorkspaceLayout};
@@ -50,6 +50,7 @@ pub struct ApprovedPlan {
     graph: Arc<Graph>,
     target: Target,
     node: NodeId,
+    node_data: Node,
     config: EngineConfig,
     shape: SdpaShape,
     attn_scale: AttnScale,
@@ -77,8 +78,13 @@ impl ApprovedPlan {
     }
 
     /// The node (its ports and options).
-    pub fn node(&self) -> Option<&Node> {
-        self.graph.node(self.node)
+    pub fn node(&self) -> &Node {
+        &self.node_data
+    }
+
+    /// The tensor bound to `port` of the node (input or output), if any.
+    pub fn tensor(&self, port: Port) -> Option<&Tensor> {
+        self.graph.get(self.node_data.port(port)?)
     }
 
     /// The engine configuration.
@@ -130,6 +136,7 @@ impl SupportReport {
             graph: Arc::clone(&self.graph),
             target: self.target.clone(),
             node,
+            node_data: graph_node.clone(),
             config,
             shape,
             attn_scale: effective_scale(&self.graph, graph_node, &shape),
@@ -185,4 +192,16 @@ fn effective_scale(graph: &Graph, node: &Node, shape: &SdpaShape) -> AttnScale {
         };
     }
     AttnScale::Value(1.0 / (shape.dqk.max(1) as f32).sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_and_reports_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ApprovedPlan>();
+        send_sync::<SupportReport>();
+    }
 }
