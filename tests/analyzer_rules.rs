@@ -404,6 +404,23 @@ fn json_reports_match_their_schema() {
             assert_eq!(value["format"], "rime.report");
         }
     }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/ranking.v1.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let r = report("valid/fwd_bwd_two_nodes.json", "h200");
+    let ranked = heuristics(&r, &HeuristicsOptions::default());
+    let doc = rime::analyzer::report_json::ranking_doc(&r, HeuristicsMode::A, &ranked);
+    let value = serde_json::to_value(&doc).expect("serialises");
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        value["candidates"].as_array().map(Vec::len),
+        Some(ranked.len())
+    );
 }
 
 #[test]

@@ -1,13 +1,17 @@
-//! The machine-readable report (`rime check --json`), schema `schemas/report.v1.schema.json`.
+//! Machine-readable reports: `rime check --json` ([`ReportDoc`], schema
+//! `schemas/report.v1.schema.json`) and `rime heuristics --json` ([`RankingDoc`], schema
+//! `schemas/ranking.v1.schema.json`).
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::heuristics::Candidate;
-use crate::{Rejection, Subject, SupportReport};
+use crate::{HeuristicsMode, Rejection, Subject, SupportReport, Target};
 
 /// Format tag of the JSON report.
 pub const FORMAT: &str = "rime.report";
+/// Format tag of the JSON ranking (`rime heuristics --json`).
+pub const RANKING_FORMAT: &str = "rime.ranking";
 /// Version of the JSON report format.
 pub const VERSION: u32 = 1;
 
@@ -147,6 +151,21 @@ pub struct RejectionDoc {
     pub hint: String,
 }
 
+/// A heuristics ranking as JSON.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RankingDoc {
+    /// Always `rime.ranking`.
+    pub format: String,
+    /// Always 1.
+    pub version: u32,
+    /// The target.
+    pub target: TargetDoc,
+    /// `a`, `b` or `fallback`.
+    pub mode: String,
+    /// Candidates, per node in node order, best first.
+    pub candidates: Vec<CandidateDoc>,
+}
+
 /// A ranked candidate as JSON.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CandidateDoc {
@@ -195,19 +214,11 @@ impl From<&Rejection> for RejectionDoc {
 
 /// The report as a JSON document.
 pub fn report_doc(report: &SupportReport) -> ReportDoc {
-    let t = report.target();
     let docs = |list: &[Rejection]| list.iter().map(RejectionDoc::from).collect::<Vec<_>>();
     ReportDoc {
         format: FORMAT.to_owned(),
         version: VERSION,
-        target: TargetDoc {
-            name: t.name.clone(),
-            sm: t.sm(),
-            smem_per_block: t.smem_per_block,
-            memory_bytes: t.memory_bytes,
-            free_memory_bytes: t.free_memory_bytes,
-            free_memory_measured: t.free_memory_measured,
-        },
+        target: target_doc(report.target()),
         supported_engines: report
             .supported_engines()
             .iter()
@@ -261,20 +272,41 @@ pub fn report_doc(report: &SupportReport) -> ReportDoc {
     }
 }
 
-/// Candidates as JSON documents.
-pub fn candidate_docs(candidates: &[Candidate]) -> Vec<CandidateDoc> {
-    candidates
-        .iter()
-        .map(|c| CandidateDoc {
-            node: c.node_name.clone(),
-            rank: c.rank,
-            config: c.config.label(),
-            kernel: c.config.kernel.map(|k| k.name.to_owned()),
-            workspace_bytes: c.config.workspace.total_bytes(),
-            estimated_seconds: c.estimate.seconds,
-            explanation: c.explanation.clone(),
-        })
-        .collect()
+fn target_doc(t: &Target) -> TargetDoc {
+    TargetDoc {
+        name: t.name.clone(),
+        sm: t.sm(),
+        smem_per_block: t.smem_per_block,
+        memory_bytes: t.memory_bytes,
+        free_memory_bytes: t.free_memory_bytes,
+        free_memory_measured: t.free_memory_measured,
+    }
+}
+
+/// A ranking as a JSON document.
+pub fn ranking_doc(
+    report: &SupportReport,
+    mode: HeuristicsMode,
+    candidates: &[Candidate],
+) -> RankingDoc {
+    RankingDoc {
+        format: RANKING_FORMAT.to_owned(),
+        version: VERSION,
+        target: target_doc(report.target()),
+        mode: mode.name().to_owned(),
+        candidates: candidates
+            .iter()
+            .map(|c| CandidateDoc {
+                node: c.node_name.clone(),
+                rank: c.rank,
+                config: c.config.label(),
+                kernel: c.config.kernel.map(|k| k.name.to_owned()),
+                workspace_bytes: c.config.workspace.total_bytes(),
+                estimated_seconds: c.estimate.seconds,
+                explanation: c.explanation.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// The JSON schema of [`ReportDoc`], pretty-printed (committed as
@@ -284,10 +316,18 @@ pub fn report_schema() -> String {
     serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
 }
 
+/// The JSON schema of [`RankingDoc`], pretty-printed (committed as
+/// `schemas/ranking.v1.schema.json`).
+pub fn ranking_schema() -> String {
+    let schema = schemars::schema_for!(RankingDoc);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn report_schema_is_fresh() {
         crate::generated::assert_fresh("schemas/report.v1.schema.json", &super::report_schema());
+        crate::generated::assert_fresh("schemas/ranking.v1.schema.json", &super::ranking_schema());
     }
 }

@@ -82,7 +82,9 @@ fn heuristics_ranks_and_pins() {
     assert_eq!(pinned.status.code(), Some(1), "nothing left");
     let json = rime(&["heuristics", file, "--json", "--mode", "b"]);
     let docs: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("json");
-    assert_eq!(docs[0]["rank"], 1);
+    assert_eq!(docs["format"], "rime.ranking");
+    assert_eq!(docs["mode"], "b");
+    assert_eq!(docs["candidates"][0]["rank"], 1);
 }
 
 #[test]

@@ -30,11 +30,13 @@ pub(super) fn sized_workspace(
     match backward_workspace(&ctx.shape, route, main, needs(ctx)) {
         Ok(w) => Some(w),
         Err(e) => {
-            out.push(Rejection::new(
-                ReasonCode::WorkspaceOverflow,
-                ctx.subject(),
-                e.to_string(),
-            ));
+            out.push(
+                Rejection::new(ReasonCode::WorkspaceOverflow, ctx.subject(), e.to_string()).limit(
+                    format!("{} bytes", e.kind),
+                    "more than 2^64 - 1",
+                    u64::MAX,
+                ),
+            );
             None
         }
     }

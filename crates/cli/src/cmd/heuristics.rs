@@ -38,8 +38,8 @@ pub fn run(args: &HeuristicsArgs) -> anyhow::Result<ExitCode> {
     let report = args.analysis.report()?;
     let candidates = heuristics(&report, &options);
     if args.analysis.json {
-        let docs = report_json::candidate_docs(&candidates);
-        println!("{}", serde_json::to_string_pretty(&docs)?);
+        let doc = report_json::ranking_doc(&report, mode, &candidates);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", render_candidates(&report, &candidates));
     }
