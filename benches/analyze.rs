@@ -13,7 +13,11 @@ fn fixtures() -> Vec<(String, rime::graph::Graph)> {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
             continue;
         };
-        let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        let mut paths: Vec<_> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
         paths.sort();
         for path in paths {
             if let Ok(graph) = rime::graph::json::load_file(&path) {

@@ -181,6 +181,13 @@ fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, de
         human_bytes(e.bytes as u64),
         e.bandwidth / 1e9
     )];
+    if e.blocks > 0 {
+        parts.push(format!(
+            "{} blocks, {:.0}% wave utilisation",
+            e.blocks,
+            e.utilization * 100.0
+        ));
+    }
     parts.push(format!(
         "workspace {}",
         human_bytes(c.workspace.total_bytes())
