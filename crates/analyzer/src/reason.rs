@@ -473,6 +473,15 @@ reason_codes! {
     /// Fix: set `compute_data_type` to f32 (or leave it unset).
     Sm120ComputeType = "SMX008", Sm120;
 
+    /// K and V have different head counts (Hk != Hv).
+    ///
+    /// Why: an SM120 block owns one KV head — its K and V rows together — and accumulates dK
+    /// and dV over the query heads of that head's group; K and V grouped differently would need
+    /// two reductions.
+    ///
+    /// Fix: repeat K or V heads so that Hk == Hv, or use the cpu_reference engine.
+    Sm120KvHeadsDiffer = "SMX009", Sm120;
+
     // ---------------------------------------------------------------- routes
     /// The atomic route is not deterministic and the graph asks for determinism.
     ///
