@@ -72,6 +72,9 @@ fn loading_never_panics() {
             inputs.push(format!("{}{repl}{}", &base[..i], &base[i + c.len_utf8()..]));
         }
     }
+    // A format error early, then nesting far deeper than serde_json's limit.
+    inputs.push(format!("{{\"format\": 1, \"x\": {}", "[".repeat(100_000)));
+    inputs.push(format!("{{\"nodes\": {}{}", "{\"a\":".repeat(50_000), "1"));
     for text in &inputs {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             if let Ok(g) = json::from_str(text, "fuzz.json") {
