@@ -22,6 +22,8 @@ enum Command {
     Validate(cmd::validate::ValidateArgs),
     /// Print the JSON Schema of the graph format.
     Schema(cmd::schema::SchemaArgs),
+    /// Run a graph: analyze, plan, execute on generated or given inputs, write outputs.
+    Run(cmd::run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Schema(args) => cmd::schema::run(args),
+        Command::Run(args) => cmd::run::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,4 +1,5 @@
 //! One module per subcommand.
 
+pub mod run;
 pub mod schema;
 pub mod validate;
