@@ -16,6 +16,7 @@
 use rayon::prelude::*;
 
 use super::element::Real;
+use super::exp::exp_shifted;
 use super::gemm::{matmul, Mat};
 use super::problem::{BackwardInputs, BackwardOutputs, Problem};
 use super::reduce::{write_gradients, HeadGrads};
@@ -126,7 +127,7 @@ fn backward_head<A: Real>(
         );
         for (row, &lse) in t.p.chunks_exact_mut(n).zip(&t.lse) {
             if lse.is_finite() {
-                row.iter_mut().for_each(|x| *x = (*x - lse).exp());
+                exp_shifted(row, lse);
             } else {
                 row.fill(A::zero());
             }

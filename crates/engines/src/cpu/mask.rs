@@ -44,8 +44,16 @@ impl HeadMask {
         }
     }
 
-    /// True when score (i, j) takes part in the softmax.
-    #[inline]
+    /// The keys row `i` keeps (the band is contiguous): `keep(i, j)` iff `j` is in it.
+    pub fn row(&self, i: usize) -> Range<usize> {
+        if i >= self.q_len {
+            return 0..0;
+        }
+        self.columns(&(i..i + 1))
+    }
+
+    /// True when score (i, j) takes part in the softmax: the definition `row` is tested against.
+    #[cfg(test)]
     pub fn keep(&self, i: usize, j: usize) -> bool {
         if i >= self.q_len || j >= self.kv_len {
             return false;
@@ -99,6 +107,7 @@ mod tests {
                     let cols = m.columns(&(i0..i1));
                     for i in i0..i1 {
                         for j in 0..8 {
+                            assert_eq!(m.keep(i, j), m.row(i).contains(&j), "{m:?} ({i}, {j})");
                             if m.keep(i, j) {
                                 assert!(cols.contains(&j), "{m:?} rows {i0}..{i1} col {j}");
                             }
