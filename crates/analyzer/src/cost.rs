@@ -7,10 +7,13 @@
 //! - FLOPs: forward 2·B·Hq·Sq·Skv·(Dqk + Dv), backward 2.5x that (sdpa-backward.md section 2),
 //!   halved for a causal mask without a window; SM120 kernels pay for their envelope (padded
 //!   head dims do full-width math).
-//! - Bytes: every bound tensor once, plus route traffic: the f32 dQ accumulator is read and
-//!   written once per KV tile (atomic, relay); dS makes a round trip (two_kernel).
+//! - Bytes: every bound tensor once, plus route traffic: the f32 dQ accumulator is zeroed,
+//!   written back once (the reductions themselves land in L2) and read by the convert kernel
+//!   (atomic, relay); dS is written and read back (two_kernel).
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`]; the CPU reference engine runs
 //!   at [`HOST_TFLOPS`] / [`HOST_GBS`] whatever the target.
+//! - On a GPU target the CPU reference ranks after every GPU configuration (see
+//!   [`mod@crate::heuristics`]): it is a reference, and its data would cross PCIe.
 //! - Determinism: relay serialises the KV-tile blocks of one Q tile: [`RELAY_PENALTY`] of the
 //!   kernel time (FA3's deterministic mode costs ~12-20%).
 
@@ -91,7 +94,7 @@ pub fn estimate(
     if o.right_bound == Some(0) && o.left_bound.is_none() {
         flops *= 0.5;
     }
-    let mut bytes = tensor_bytes(graph, node) + route_bytes(shape, config);
+    let mut bytes = tensor_bytes(graph, node) + route_bytes(config);
     let (rate, bandwidth) = match config.engine {
         EngineKind::CpuReference => (HOST_TFLOPS * 1e12, HOST_GBS * 1e9),
         EngineKind::Sm120 => (
@@ -139,16 +142,13 @@ fn tensor_bytes(graph: &Graph, node: &Node) -> f64 {
 }
 
 /// Traffic of the route's workspace beyond writing it once.
-fn route_bytes(shape: &SdpaShape, config: &EngineConfig) -> f64 {
+fn route_bytes(config: &EngineConfig) -> f64 {
     let w = &config.workspace;
     let region = |k: RegionKind| w.region(k).map_or(0.0, |r| r.bytes as f64);
     match config.route {
-        Some(Route::Atomic | Route::Relay) => {
-            let kv_tiles = config.kernel.map_or(1.0, |k| {
-                (shape.skv as f64 / f64::from(k.block_kv.max(1))).ceil()
-            });
-            2.0 * region(RegionKind::DqAccum) * kv_tiles
-        }
+        // Zeroed, written back once from L2 after the reductions, read by the convert kernel.
+        Some(Route::Atomic | Route::Relay) => 3.0 * region(RegionKind::DqAccum),
+        // Written by the main kernel, read by the dQ GEMM.
         Some(Route::TwoKernel) => 2.0 * region(RegionKind::DScores),
         None => 0.0,
     }

@@ -6,6 +6,8 @@
 //! - [`HeuristicsMode::Fallback`]: a fixed, shape-independent order (no cost model): relay,
 //!   atomic, two_kernel, SM120 forward, then the CPU reference.
 //!
+//! On a GPU target the CPU reference engine ranks after every GPU configuration in every mode.
+//!
 //! Users deselect configurations (`sm120`, `sm120/atomic`, ...) or pin one; deselected and
 //! unpinned ones are dropped, never reordered.
 
@@ -68,7 +70,8 @@ pub struct HeuristicsOptions {
     pub mode: HeuristicsMode,
     /// Configurations to drop: an engine name (`sm120`) or `engine/route` (`sm120/atomic`).
     pub deselect: Vec<String>,
-    /// When set, keep only configurations matching this selector.
+    /// When set, keep only configurations matching this selector (a route pin keeps the
+    /// route-less forward configurations of its engine).
     pub pin: Option<String>,
 }
 
@@ -89,10 +92,18 @@ pub struct Candidate {
     pub explanation: String,
 }
 
-/// True when `selector` (an engine name or `engine/route`) names `config`.
+/// True when `selector` (an engine name or `engine/route`) names `config` exactly: what
+/// deselection drops.
 pub fn matches(selector: &str, config: &EngineConfig) -> bool {
     let selector = selector.trim();
     selector == config.engine.name() || selector == config.label()
+}
+
+/// True when `config` may stay under the pin `selector`: it matches, or it is a route-less
+/// configuration (a forward node) of the pinned engine — a route pin applies to backward nodes.
+pub fn allowed_by_pin(selector: &str, config: &EngineConfig) -> bool {
+    let engine = selector.trim().split('/').next().unwrap_or_default();
+    matches(selector, config) || (config.route.is_none() && engine == config.engine.name())
 }
 
 /// The supported configurations of every node, ranked by `options`, nodes in report order.
@@ -106,13 +117,20 @@ pub fn heuristics(report: &SupportReport, options: &HeuristicsOptions) -> Vec<Ca
             .supported()
             .filter_map(|c| c.config())
             .filter(|c| !options.deselect.iter().any(|s| matches(s, c)))
-            .filter(|c| options.pin.as_deref().is_none_or(|p| matches(p, c)))
+            .filter(|c| options.pin.as_deref().is_none_or(|p| allowed_by_pin(p, c)))
             .map(|c| {
                 let e = estimate(report.graph(), graph_node, &shape, &c, report.target());
                 (c, e)
             })
             .collect();
-        ranked.sort_by(|a, b| order(options.mode, a, b));
+        let gpu = report.target().is_gpu();
+        ranked.sort_by(|a, b| {
+            // On a GPU target the CPU reference is the last resort in every mode.
+            let last = |c: &EngineConfig| gpu && c.engine == EngineKind::CpuReference;
+            last(&a.0)
+                .cmp(&last(&b.0))
+                .then_with(|| order(options.mode, a, b))
+        });
         for (i, (config, estimate)) in ranked.into_iter().enumerate() {
             let explanation = explain(&config, &estimate, &shape, graph_node.options.deterministic);
             out.push(Candidate {
@@ -155,7 +173,7 @@ fn order(
 
 fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, det: bool) -> String {
     let mut parts = vec![format!(
-        "~{:.3} ms, {}-bound ({:.2} GFLOP at {:.1} TFLOP/s, {} at {:.0} GB/s)",
+        "~{:.3} ms, {}-bound ({:.2} GFLOP at {:.3} TFLOP/s, {} at {:.0} GB/s)",
         e.seconds * 1e3,
         e.bound.name(),
         e.flops / 1e9,

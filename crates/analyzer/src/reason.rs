@@ -616,15 +616,6 @@ mod tests {
 
     #[test]
     fn reasons_doc_is_fresh() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reasons.md");
-        let fresh = reasons_markdown();
-        if std::env::var_os("RIME_UPDATE_DOCS").is_some() {
-            std::fs::write(path, &fresh).expect("write docs/reasons.md");
-        }
-        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            on_disk == fresh,
-            "docs/reasons.md is stale: run `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer reasons_doc`"
-        );
+        crate::generated::assert_fresh("docs/reasons.md", &reasons_markdown());
     }
 }

@@ -8,7 +8,7 @@ use rime_graph::{Graph, Node, Port};
 use crate::heuristics::Candidate;
 use crate::report::{ConfigReport, NodeReport};
 use crate::workspace::human_bytes;
-use crate::{Rejection, SupportReport};
+use crate::{EngineKind, Rejection, SupportReport};
 
 /// The report as an aligned text table per node, followed by every reason and workspace layout.
 pub fn render_report(report: &SupportReport) -> String {
@@ -83,9 +83,35 @@ fn render_node(out: &mut String, graph: &Graph, node: &NodeReport) {
             .collect();
         let _ = writeln!(out, "  {}", line.join("  ").trim_end());
     }
-    for c in node.configs.iter().filter(|c| !c.rejections.is_empty()) {
-        let _ = writeln!(out, "  {}:", c.label());
-        rejections(out, "    ", &c.rejections);
+    for engine in EngineKind::ALL {
+        let configs: Vec<&ConfigReport> =
+            node.configs.iter().filter(|c| c.engine == engine).collect();
+        // Rejections every route of the engine shares are printed once.
+        let shared: Vec<Rejection> = match configs.split_first() {
+            Some((first, rest)) if !rest.is_empty() => first
+                .rejections
+                .iter()
+                .filter(|r| rest.iter().all(|c| c.rejections.contains(r)))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !shared.is_empty() {
+            let _ = writeln!(out, "  {engine} (every route):");
+            rejections(out, "    ", &shared);
+        }
+        for c in configs {
+            let own: Vec<Rejection> = c
+                .rejections
+                .iter()
+                .filter(|r| !shared.contains(r))
+                .cloned()
+                .collect();
+            if !own.is_empty() {
+                let _ = writeln!(out, "  {}:", c.label());
+                rejections(out, "    ", &own);
+            }
+        }
     }
     for c in node.configs.iter() {
         let Some(w) = c.workspace.as_ref().filter(|w| !w.regions().is_empty()) else {

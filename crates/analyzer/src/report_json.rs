@@ -52,12 +52,33 @@ pub struct NodeDoc {
     pub name: String,
     /// `SDPA_FWD` or `SDPA_BWD`.
     pub op: String,
-    /// [B, Hq, Hk, Hv, Sq, Skv, Dqk, Dv], when known.
-    pub shape: Option<[i64; 8]>,
+    /// The shape, when Q, K and V are rank 4.
+    pub shape: Option<ShapeDoc>,
     /// Rejections for every engine.
     pub rejections: Vec<RejectionDoc>,
     /// Per configuration.
     pub configs: Vec<ConfigDoc>,
+}
+
+/// An SDPA shape as JSON.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShapeDoc {
+    /// Batch.
+    pub b: i64,
+    /// Query heads.
+    pub hq: i64,
+    /// Key heads.
+    pub hk: i64,
+    /// Value heads.
+    pub hv: i64,
+    /// Query length.
+    pub sq: i64,
+    /// Key/value length.
+    pub skv: i64,
+    /// Q/K head dim.
+    pub dqk: i64,
+    /// V head dim.
+    pub dv: i64,
 }
 
 /// A configuration as JSON.
@@ -199,9 +220,16 @@ pub fn report_doc(report: &SupportReport) -> ReportDoc {
             .map(|n| NodeDoc {
                 name: n.name.clone(),
                 op: n.op.tag().to_owned(),
-                shape: n
-                    .shape
-                    .map(|s| [s.b, s.hq, s.hk, s.hv, s.sq, s.skv, s.dqk, s.dv]),
+                shape: n.shape.map(|s| ShapeDoc {
+                    b: s.b,
+                    hq: s.hq,
+                    hk: s.hk,
+                    hv: s.hv,
+                    sq: s.sq,
+                    skv: s.skv,
+                    dqk: s.dqk,
+                    dv: s.dv,
+                }),
                 rejections: docs(&n.rejections),
                 configs: n
                     .configs
@@ -260,18 +288,6 @@ pub fn report_schema() -> String {
 mod tests {
     #[test]
     fn report_schema_is_fresh() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../schemas/report.v1.schema.json"
-        );
-        let fresh = super::report_schema();
-        if std::env::var_os("RIME_UPDATE_DOCS").is_some() {
-            std::fs::write(path, &fresh).expect("write schema");
-        }
-        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            on_disk == fresh,
-            "schemas/report.v1.schema.json is stale: run `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer`"
-        );
+        crate::generated::assert_fresh("schemas/report.v1.schema.json", &super::report_schema());
     }
 }

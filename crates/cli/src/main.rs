@@ -24,6 +24,12 @@ enum Command {
     Schema(cmd::schema::SchemaArgs),
     /// Run a graph: analyze, plan, execute on generated or given inputs, write outputs.
     Run(cmd::run::RunArgs),
+    /// Which engine configurations can run a graph on a target, and why not.
+    Check(cmd::check::CheckArgs),
+    /// The supported engine configurations of a graph, ranked.
+    Heuristics(cmd::heuristics::HeuristicsArgs),
+    /// Explain a reason code.
+    Explain(cmd::explain::ExplainArgs),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +38,9 @@ fn main() -> ExitCode {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Schema(args) => cmd::schema::run(args),
         Command::Run(args) => cmd::run::run(args),
+        Command::Check(args) => cmd::check::run(args),
+        Command::Heuristics(args) => cmd::heuristics::run(args),
+        Command::Explain(args) => cmd::explain::run(args),
     };
     match result {
         Ok(code) => code,

@@ -34,7 +34,7 @@ pub struct SdpaOptions {
     pub right_bound: Option<i64>,
     /// Alignment of the diagonal band.
     pub diagonal_alignment: DiagonalAlignment,
-    /// Mask rows >= seq_len_q[b] and columns >= seq_len_kv[b].
+    /// Mask rows >= `seq_len_q[b]` and columns >= `seq_len_kv[b]`.
     pub padding_mask: bool,
     /// ALiBi linear bias with the standard slopes.
     pub alibi_mask: bool,

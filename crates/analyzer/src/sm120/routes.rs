@@ -49,8 +49,10 @@ pub(super) fn check(
     workspace: Option<&WorkspaceLayout>,
     out: &mut Vec<Rejection>,
 ) {
+    // Without a GPU only TGT001 applies: device-memory and shared-memory limits have no meaning.
+    let gpu = ctx.target.is_gpu();
     let free = ctx.target.free_memory_bytes;
-    if let Some(w) = workspace.filter(|w| w.total_bytes() > free) {
+    if let Some(w) = workspace.filter(|w| gpu && w.total_bytes() > free) {
         out.push(
             Rejection::new(
                 ReasonCode::WorkspaceExceedsFreeMemory,
@@ -66,7 +68,7 @@ pub(super) fn check(
             ctx.subject(),
             "the graph is deterministic; atomic dQ accumulation is not",
         )),
-        Route::TwoKernel => two_kernel(ctx, main, dq, workspace, out),
+        Route::TwoKernel => two_kernel(ctx, main, dq, workspace.filter(|_| gpu), out),
         _ => {}
     }
 }
@@ -122,7 +124,7 @@ fn two_kernel(
             );
         }
     }
-    if let Some(dq) = dq {
+    if let Some(dq) = dq.filter(|_| ctx.target.is_gpu()) {
         out.extend(two_kernel_pair_rejections(
             main,
             dq,

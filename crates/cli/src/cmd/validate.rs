@@ -1,7 +1,9 @@
 //! `rime validate FILE...`: load each graph file and check its structure.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use rime_graph::{json, Graph};
 
 /// Arguments of `rime validate`.
 #[derive(Debug, clap::Args)]
@@ -16,27 +18,20 @@ pub struct ValidateArgs {
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let mut all_ok = true;
     for file in &args.files {
-        let shown = file.display();
-        match rime_graph::json::load_file(file) {
-            Err(e) => {
+        match check(file) {
+            Ok(graph) => println!(
+                "ok  {} ({} nodes, {} tensors)",
+                file.display(),
+                graph.nodes().len(),
+                graph.tensors().len()
+            ),
+            Err(problems) => {
                 all_ok = false;
-                println!("FAIL {shown}");
-                println!("  {e}");
-            }
-            Ok(graph) => match graph.validate() {
-                Ok(()) => println!(
-                    "ok  {shown} ({} nodes, {} tensors)",
-                    graph.nodes().len(),
-                    graph.tensors().len()
-                ),
-                Err(errors) => {
-                    all_ok = false;
-                    println!("FAIL {shown}");
-                    for e in &errors.0 {
-                        println!("  {shown}: {e}");
-                    }
+                println!("FAIL {}", file.display());
+                for p in problems {
+                    println!("  {p}");
                 }
-            },
+            }
         }
     }
     Ok(if all_ok {
@@ -44,4 +39,23 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The graph in `file` if it loads and is structurally valid, else every problem found.
+fn check(file: &Path) -> Result<Graph, Vec<String>> {
+    let shown = file.display().to_string();
+    let (graph, text) = match std::fs::read_to_string(file) {
+        Ok(text) => (json::from_str(&text, &shown), text),
+        // Unreadable or not UTF-8: load_file says which, with the place.
+        Err(_) => (json::load_file(file), String::new()),
+    };
+    let graph = graph.map_err(|e| vec![e.to_string()])?;
+    match graph.validate() {
+        Ok(()) => Ok(graph),
+        Err(errors) => Err(errors
+            .0
+            .iter()
+            .map(|e| json::describe(&text, &shown, &graph, e))
+            .collect()),
+    }
 }

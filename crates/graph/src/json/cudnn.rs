@@ -1,1 +1,1 @@
-//! Reader for the cuDNN frontend's own serialized SDPA graphs (see [`from_str`]).
+//! Reader for the cuDNN frontend's own serialized SDPA graphs.

@@ -254,7 +254,15 @@ pub(crate) fn locate(text: &str, path: &JsonPath) -> Option<Location> {
 
 /// The path of the innermost value (or object key) at a serde_json error position.
 pub(crate) fn path_at(text: &str, at: Location) -> JsonPath {
-    let offset = offset_of(text, at);
+    let mut offset = offset_of(text, at);
+    // serde_json may stop just before the offending value (after `:` and spaces): step on to it.
+    let bytes = text.as_bytes();
+    while bytes
+        .get(offset)
+        .is_some_and(|b| b.is_ascii_whitespace() || *b == b':')
+    {
+        offset += 1;
+    }
     let mut path = JsonPath::default();
     let Some(mut span) = scan_partial(text) else {
         return path;

@@ -248,14 +248,24 @@ impl Serialize for FormatName {
 
 impl<'de> Deserialize<'de> for FormatName {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let found = String::deserialize(deserializer)?;
-        if found == FORMAT {
-            Ok(FormatName)
-        } else {
-            Err(de::Error::custom(format!(
-                "format is `{found}`, expected `{FORMAT}`"
-            )))
+        // Checked inside the visitor so that serde_json reports the value's own position.
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FormatName;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "the string `{FORMAT}`")
+            }
+            fn visit_str<E: de::Error>(self, found: &str) -> Result<FormatName, E> {
+                if found == FORMAT {
+                    Ok(FormatName)
+                } else {
+                    Err(E::custom(format!(
+                        "format is `{found}`, expected `{FORMAT}`"
+                    )))
+                }
+            }
         }
+        deserializer.deserialize_str(V)
     }
 }
 
@@ -286,14 +296,28 @@ impl Serialize for Version {
 
 impl<'de> Deserialize<'de> for Version {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let found = u64::deserialize(deserializer)?;
-        if found == VERSION {
-            Ok(Version)
-        } else {
-            Err(de::Error::custom(format!(
-                "format version {found} is not supported, this rime reads version {VERSION}"
-            )))
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Version;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "the integer {VERSION}")
+            }
+            fn visit_u64<E: de::Error>(self, found: u64) -> Result<Version, E> {
+                if found == VERSION {
+                    Ok(Version)
+                } else {
+                    Err(E::custom(format!(
+                        "format version {found} is not supported, this rime reads version {VERSION}"
+                    )))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, found: i64) -> Result<Version, E> {
+                Err(E::custom(format!(
+                    "format version {found} is not supported, this rime reads version {VERSION}"
+                )))
+            }
         }
+        deserializer.deserialize_u64(V)
     }
 }
 

@@ -25,6 +25,7 @@
 
 mod convert;
 pub mod cudnn;
+mod describe;
 mod error;
 mod locate;
 mod maps;
@@ -33,6 +34,7 @@ mod wire;
 
 use std::path::Path;
 
+pub use describe::describe;
 pub use error::{LoadError, Location};
 pub use maps::{Finite32, FormatName, NamedMap, PortMap, TensorRef, Version, FORMAT, VERSION};
 pub use wire::{

@@ -172,7 +172,7 @@ pub struct NodeDoc {
     pub name: String,
     /// Output ports: port name -> tensor name (string) or uid (integer).
     pub outputs: PortMap,
-    /// Mask rows >= SEQ_LEN_Q[b] and columns >= SEQ_LEN_KV[b]. Absent means false.
+    /// Mask rows >= `SEQ_LEN_Q[b]` and columns >= `SEQ_LEN_KV[b]`. Absent means false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub padding_mask: Option<bool>,
     /// Keep key j only if j <= i + shift + right_bound; 0 is causal (>= 0).

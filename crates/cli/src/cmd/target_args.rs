@@ -1,0 +1,58 @@
+//! Shared arguments of `rime check` and `rime heuristics`: the graph file and the target.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context as _};
+use rime_analyzer::{analyze, SupportReport, Target};
+
+fn target_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(Target::NAMES.into_iter().chain(["auto"]))
+}
+
+/// The graph to analyse and the target to analyse it for.
+#[derive(Debug, clap::Args)]
+pub struct AnalysisArgs {
+    /// Graph file (JSON, format rime.graph v1).
+    pub file: PathBuf,
+    /// Target profile (`auto` would read a live device).
+    #[arg(long, short, default_value = "rtx-pro-6000", value_parser = target_names())]
+    pub target: String,
+    /// Free device memory in bytes (default: a fixed fraction of the profile's total).
+    #[arg(long)]
+    pub free_memory: Option<u64>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl AnalysisArgs {
+    /// The target named by `--target`, with `--free-memory` applied.
+    pub fn target(&self) -> anyhow::Result<Target> {
+        if self.target == "auto" {
+            bail!(
+                "target `auto` reads a live device through the engines crate, which this build \
+                 cannot probe; use one of: {}",
+                Target::NAMES.join(", ")
+            );
+        }
+        let Some(target) = Target::by_name(&self.target) else {
+            bail!(
+                "unknown target `{}`; known targets: {}",
+                self.target,
+                Target::NAMES.join(", ")
+            );
+        };
+        Ok(match self.free_memory {
+            Some(bytes) => target.with_free_memory(bytes),
+            None => target,
+        })
+    }
+
+    /// Loads the graph and analyses it.
+    pub fn report(&self) -> anyhow::Result<SupportReport> {
+        let target = self.target()?;
+        let graph = rime_graph::json::load_file(&self.file)
+            .with_context(|| format!("loading {}", self.file.display()))?;
+        Ok(analyze(&graph, &target))
+    }
+}
