@@ -86,3 +86,47 @@ fn refuses_inputs_of_the_wrong_shape_and_unknown_targets() {
     assert!(stderr.contains("unknown target 'tpu-9'"), "{stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn runs_every_valid_fixture_the_cpu_engine_supports() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/valid");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let (mut ran, mut refused) = (0, 0);
+    for file in &files {
+        let (code, stdout, stderr) = rime(&["run", file.to_str().unwrap(), "--target", "cpu"]);
+        let shown = file.display();
+        if code == 0 {
+            ran += 1;
+            let outputs: Vec<&str> = stdout
+                .lines()
+                .filter(|l| l.contains("non-finite"))
+                .collect();
+            assert!(!outputs.is_empty(), "{shown}: no outputs\n{stdout}");
+            assert!(
+                outputs.iter().all(|l| l.ends_with("non-finite 0")),
+                "{shown}:\n{stdout}"
+            );
+        } else {
+            // Only the analyzer may refuse (dropout, ragged, incomplete contexts), never the engine.
+            refused += 1;
+            assert!(
+                stdout.contains("no engine of this build can run"),
+                "{shown}:\n{stdout}\n{stderr}"
+            );
+            assert!(
+                stdout.contains("cpu_reference"),
+                "{shown}: the report names the CPU verdict"
+            );
+        }
+    }
+    assert!(
+        ran >= 30 && refused <= 6,
+        "ran {ran}, refused {refused} of {}",
+        files.len()
+    );
+}
