@@ -130,3 +130,61 @@ fn runs_every_valid_fixture_the_cpu_engine_supports() {
         files.len()
     );
 }
+
+#[test]
+fn given_inputs_are_used_and_the_seed_only_fills_the_rest() {
+    use safetensors::tensor::TensorView;
+    use safetensors::Dtype;
+    let dir = std::env::temp_dir().join(format!("rime-run-given-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Logical bf16 tensors of the example graph (B=2, Hq=8, Hk=2, S=256, D=64), by name.
+    let bf16_bytes = |n: usize, k: u32| -> Vec<u8> {
+        (0..n as u32)
+            .flat_map(|i| {
+                let x = ((i.wrapping_mul(2_654_435_761) ^ k) % 997) as f32 / 498.0 - 1.0;
+                ((x.to_bits() >> 16) as u16).to_le_bytes()
+            })
+            .collect()
+    };
+    let q = [2, 8, 256, 64];
+    let kv = [2, 2, 256, 64];
+    let tensors = [("Q", q, 1), ("K", kv, 2), ("V", kv, 3), ("dO", q, 4)]
+        .map(|(name, dims, k)| (name, dims.to_vec(), bf16_bytes(dims.iter().product(), k)));
+    let views: Vec<(&str, TensorView<'_>)> = tensors
+        .iter()
+        .map(|(name, dims, bytes)| {
+            (
+                *name,
+                TensorView::new(Dtype::BF16, dims.clone(), bytes).unwrap(),
+            )
+        })
+        .collect();
+    let inputs = dir.join("inputs.safetensors");
+    std::fs::write(&inputs, safetensors::serialize(views, None).unwrap()).unwrap();
+    let example = example();
+    let run = |seed: &str, with_inputs: bool| {
+        let out = dir.join(format!("out-{seed}-{with_inputs}.safetensors"));
+        let mut args = vec![
+            "run",
+            example.to_str().unwrap(),
+            "--seed",
+            seed,
+            "--outputs",
+            out.to_str().unwrap(),
+        ];
+        if with_inputs {
+            args.extend(["--inputs", inputs.to_str().unwrap()]);
+        }
+        let (code, stdout, stderr) = rime(&args);
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        std::fs::read(out).unwrap()
+    };
+    let given = run("1", true);
+    assert_eq!(
+        given,
+        run("2", true),
+        "every input was given: the seed must not matter"
+    );
+    assert_ne!(given, run("1", false), "the given inputs must be used");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -83,11 +83,12 @@ pub fn run(
             twin_tensors.insert(new, buffer.clone());
         }
     }
-    println!("making O and Stats with a forward run (no O/Stats were given):");
+    println!("making O and Stats with a forward run (not given):");
     super::execute(&twin, candidate, plan.as_ref(), &mut twin_tensors)?;
+    // Only what was not given: a given O (or Stats) is the user's to keep.
     for &(orig, new) in &map {
         if let Some(out) = twin_tensors.remove(&new) {
-            if plan.tensors().outputs.contains(&new) {
+            if plan.tensors().outputs.contains(&new) && !inputs.given(graph, orig) {
                 tensors.insert(orig, out);
             }
         }
