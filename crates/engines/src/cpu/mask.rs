@@ -32,10 +32,16 @@ impl HeadMask {
         }
         let first = rows.start as i64 + self.shift;
         let last = rows.end as i64 - 1 + self.shift;
-        let lo = self.left_bound.map_or(0, |l| first - l + 1).max(0);
+        // Saturating: bounds come from the user and may be extreme.
+        let lo = self
+            .left_bound
+            .map_or(0, |l| first.saturating_sub(l).saturating_add(1))
+            .max(0);
         let hi = self
             .right_bound
-            .map_or(self.kv_len as i64, |r| last + r + 1)
+            .map_or(self.kv_len as i64, |r| {
+                last.saturating_add(r).saturating_add(1)
+            })
             .min(self.kv_len as i64);
         if lo >= hi {
             0..0
@@ -59,7 +65,8 @@ impl HeadMask {
             return false;
         }
         let (i, j) = (i as i64 + self.shift, j as i64);
-        self.right_bound.is_none_or(|r| j <= i + r) && self.left_bound.is_none_or(|l| j > i - l)
+        self.right_bound.is_none_or(|r| j <= i.saturating_add(r))
+            && self.left_bound.is_none_or(|l| j > i.saturating_sub(l))
     }
 }
 
@@ -101,6 +108,8 @@ mod tests {
             mask(5, 7, 2, Some(2), Some(1)),
             mask(4, 3, -1, Some(1), None),
             mask(6, 6, 0, None, None),
+            mask(3, 4, 1, Some(i64::MAX), Some(i64::MAX)),
+            mask(3, 4, -1, Some(i64::MIN), Some(i64::MIN)),
         ] {
             for i0 in 0..m.q_len {
                 for i1 in i0 + 1..=m.q_len {
