@@ -160,6 +160,7 @@ fn every_reason_code_is_produced_by_a_fixture() {
         .expect("dir")
         .flatten()
         .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
     for path in files {
@@ -199,6 +200,9 @@ fn approved_plans_come_only_from_supported_configurations() {
         .expect("relay");
     assert_eq!(plan.config().route, Some(Route::Relay));
     assert_eq!(plan.shape().dqk, 64);
+    assert_eq!(plan.node().name, "bwd");
+    let dq = plan.tensor(rime::graph::Port::DQ).expect("dQ bound");
+    assert_eq!(dq.dims, vec![2, 4, 128, 64]);
     assert_eq!(
         plan.workspace(),
         &r.nodes[0]
@@ -327,6 +331,7 @@ fn the_analyzer_never_panics_on_mutated_graphs() {
             .expect("dir")
             .flatten()
             .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .collect();
         files.sort();
         for path in files {
@@ -401,4 +406,58 @@ fn json_reports_match_their_schema() {
             assert_eq!(value["format"], "rime.report");
         }
     }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/ranking.v1.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let r = report("valid/fwd_bwd_two_nodes.json", "h200");
+    let ranked = heuristics(&r, &HeuristicsOptions::default());
+    let doc = rime::analyzer::report_json::ranking_doc(&r, HeuristicsMode::A, &ranked);
+    let value = serde_json::to_value(&doc).expect("serialises");
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        value["candidates"].as_array().map(Vec::len),
+        Some(ranked.len())
+    );
+}
+
+#[test]
+fn a_route_pin_keeps_forward_nodes_on_the_pinned_engine() {
+    let r = report("valid/fwd_bwd_two_nodes.json", "rtx-5090");
+    let pin = HeuristicsOptions {
+        pin: Some("sm120/relay".into()),
+        ..Default::default()
+    };
+    let ranked = heuristics(&r, &pin);
+    let labels: Vec<String> = ranked
+        .iter()
+        .map(|c| format!("{}:{}", c.node_name, c.config.label()))
+        .collect();
+    assert_eq!(labels, vec!["fwd:sm120", "bwd:sm120/relay"]);
+}
+
+#[test]
+fn approve_best_gives_one_plan_per_node() {
+    let r = report("valid/fwd_bwd_two_nodes.json", "rtx-pro-6000");
+    let plans = r
+        .approve_best(&HeuristicsOptions::default())
+        .expect("plans");
+    assert_eq!(plans.len(), 2);
+    assert_eq!(plans[0].config().route, None);
+    assert!(plans[1].config().route.is_some());
+    assert!(
+        matches!(plans[1].attn_scale(), rime::analyzer::AttnScale::Value(v) if (v - 0.125).abs() < 1e-7)
+    );
+    let none = r.approve_best(&HeuristicsOptions {
+        pin: Some("sm90".into()),
+        ..Default::default()
+    });
+    assert!(matches!(
+        none,
+        Err(rime::analyzer::ApproveError::NoCandidate { .. })
+    ));
 }

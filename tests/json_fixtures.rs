@@ -72,6 +72,9 @@ fn loading_never_panics() {
             inputs.push(format!("{}{repl}{}", &base[..i], &base[i + c.len_utf8()..]));
         }
     }
+    // A format error early, then nesting far deeper than serde_json's limit.
+    inputs.push(format!("{{\"format\": 1, \"x\": {}", "[".repeat(100_000)));
+    inputs.push(format!("{{\"nodes\": {}{}", "{\"a\":".repeat(50_000), "1"));
     for text in &inputs {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             if let Ok(g) = json::from_str(text, "fuzz.json") {
@@ -98,4 +101,46 @@ fn missing_file_is_an_io_error() {
     assert!(err
         .to_string()
         .starts_with("tests/fixtures/no_such_file.json: cannot read"));
+}
+
+#[test]
+fn docs_example_loads_validates_and_is_canonical_apart_from_layout() {
+    let doc = std::fs::read_to_string(support::root().join("docs/json-format.md")).expect("doc");
+    let start = doc.find("```json\n").expect("an example") + "```json\n".len();
+    let end = start + doc[start..].find("```").expect("closed");
+    let graph =
+        json::from_str(&doc[start..end], "docs/json-format.md").unwrap_or_else(|e| panic!("{e}"));
+    graph.validate().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        json::from_str(&json::to_string(&graph), "saved").ok(),
+        Some(graph)
+    );
+}
+
+#[test]
+fn canonical_keys_are_sorted_except_tensor_order() {
+    fn check(v: &serde_json::Value, path: &str) {
+        match v {
+            serde_json::Value::Object(map) => {
+                let keys: Vec<&String> = map.keys().collect();
+                if path != "tensors" {
+                    let mut sorted = keys.clone();
+                    sorted.sort();
+                    assert_eq!(keys, sorted, "keys of `{path}` are not sorted");
+                }
+                for (k, x) in map {
+                    check(x, if path.is_empty() { k } else { "nested" });
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|x| check(x, "item")),
+            _ => {}
+        }
+    }
+    for path in fixtures("valid") {
+        let graph = json::load_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        // serde_json is built with preserve_order here, so the Value keeps the text's order.
+        let value: serde_json::Value =
+            serde_json::from_str(&json::to_string(&graph)).expect("canonical text parses");
+        check(&value, "");
+    }
 }

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use rime_graph::{Graph, SdpaShape};
+use rime_graph::{Graph, OpKind, SdpaShape};
 
-use crate::report::{NodeReport, SupportReport, Verdict};
+use crate::report::{ConfigReport, NodeReport, SupportReport, Verdict};
 use crate::rules::{self, NodeCtx};
-use crate::{cpu_reference, sm120, Target};
+use crate::{cpu_reference, sm120, EngineKind, Route, Target};
 
 /// Which engine configurations can run `graph` on `target`, with how much workspace, and if
 /// not, exactly why. Never returns an error and never panics: every problem is a rejection in
@@ -39,6 +39,8 @@ pub fn analyze(graph: &Graph, target: &Target) -> SupportReport {
                 rules::check_node(&ctx, &mut report.rejections);
                 report.configs.push(cpu_reference::check(&ctx));
                 report.configs.extend(sm120::check(&ctx));
+            } else {
+                report.configs = unexamined(node.op);
             }
             let blocked = !(valid && report.rejections.is_empty() && shape.is_some());
             for c in report.configs.iter_mut() {
@@ -55,4 +57,30 @@ pub fn analyze(graph: &Graph, target: &Target) -> SupportReport {
         graph_rejections,
         nodes,
     }
+}
+
+/// The configurations of an op that could not be examined (the graph is structurally
+/// invalid): listed, so that every node reports every configuration, all blocked.
+fn unexamined(op: OpKind) -> Vec<ConfigReport> {
+    let routes: &[Option<Route>] = match op {
+        OpKind::SdpaForward => &[None],
+        OpKind::SdpaBackward => &[
+            Some(Route::Atomic),
+            Some(Route::Relay),
+            Some(Route::TwoKernel),
+        ],
+    };
+    let sm120 = routes.iter().map(|&route| (EngineKind::Sm120, route));
+    std::iter::once((EngineKind::CpuReference, None))
+        .chain(sm120)
+        .map(|(engine, route)| ConfigReport {
+            engine,
+            route,
+            kernel: None,
+            dq_kernel: None,
+            workspace: None,
+            rejections: Vec::new(),
+            verdict: Verdict::Blocked,
+        })
+        .collect()
 }

@@ -10,10 +10,12 @@
 //! - Bytes: every bound tensor once, plus route traffic: the f32 dQ accumulator is zeroed,
 //!   written back once (the reductions themselves land in L2) and read by the convert kernel
 //!   (atomic, relay); dS is written and read back (two_kernel).
-//! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`]; the CPU reference engine runs
-//!   at [`HOST_TFLOPS`] / [`HOST_GBS`] whatever the target.
+//! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
+//!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
+//!   memory and threads per SM: a 99 KB block runs once per SM on SM120, twice on an H200); the
+//!   CPU reference engine runs at [`HOST_TFLOPS`] / [`HOST_GBS`] whatever the target.
 //! - On a GPU target the CPU reference ranks after every GPU configuration (see
-//!   [`crate::heuristics`]): it is a reference, and its data would cross PCIe.
+//!   [`mod@crate::heuristics`]): it is a reference, and its data would cross PCIe.
 //! - Determinism: relay serialises the KV-tile blocks of one Q tile: [`RELAY_PENALTY`] of the
 //!   kernel time (FA3's deterministic mode costs ~12-20%).
 
@@ -32,6 +34,8 @@ pub const HOST_GBS: f64 = 20.0;
 pub const RELAY_PENALTY: f64 = 0.15;
 /// Fixed cost of one kernel launch, seconds.
 pub const LAUNCH_SECONDS: f64 = 5e-6;
+/// Shared memory the driver reserves per block on sm_80 and newer, bytes.
+pub const SMEM_RESERVED_PER_BLOCK: u64 = 1024;
 
 /// What bounds an estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -69,6 +73,29 @@ pub struct CostEstimate {
     pub bound: Bound,
     /// Kernel launches.
     pub launches: u32,
+    /// Blocks in the main kernel's grid (0 for the CPU).
+    pub blocks: u64,
+    /// Fraction of the launched waves' block slots the grid fills (1 for the CPU).
+    pub utilization: f64,
+}
+
+/// Blocks of `kernel` resident at once on one SM of `target`.
+pub fn blocks_per_sm(kernel: &KernelConfig, target: &Target) -> u64 {
+    let by_smem = target.smem_per_sm / (u64::from(kernel.smem_bytes) + SMEM_RESERVED_PER_BLOCK);
+    let by_threads = u64::from(target.max_threads_per_sm / kernel.threads().max(1));
+    by_smem.min(by_threads).min(32)
+}
+
+/// Blocks of the main kernel: one per (b, query head, Q tile) forward, one per (b, KV head,
+/// KV tile) backward (a block loops over the query heads of its group).
+fn grid(kernel: &KernelConfig, shape: &SdpaShape, backward: bool) -> f64 {
+    let s = shape;
+    let tiles = |len: i64, tile: u32| (len as f64 / f64::from(tile.max(1))).ceil();
+    if backward {
+        s.b as f64 * s.hk.max(s.hv) as f64 * tiles(s.skv, kernel.block_kv)
+    } else {
+        s.b as f64 * s.hq as f64 * tiles(s.sq, kernel.block_q)
+    }
 }
 
 /// Estimates one configuration of one node.
@@ -103,7 +130,16 @@ pub fn estimate(
         ),
     };
     let launches = launches(config, backward, node);
-    let compute = flops / rate.max(1.0);
+    let (blocks, utilization) = match config.kernel {
+        Some(k) if config.engine == EngineKind::Sm120 => {
+            let blocks = grid(k, shape, backward);
+            let slots = (f64::from(target.sm_count) * blocks_per_sm(k, target) as f64).max(1.0);
+            let waves = (blocks / slots).ceil().max(1.0);
+            (blocks, (blocks / (waves * slots)).clamp(1e-6, 1.0))
+        }
+        _ => (0.0, 1.0),
+    };
+    let compute = flops / (rate * utilization).max(1.0);
     let memory = bytes / bandwidth.max(1.0);
     let bound = if compute >= memory {
         Bound::Compute
@@ -126,6 +162,8 @@ pub fn estimate(
         bandwidth,
         bound,
         launches,
+        blocks: blocks as u64,
+        utilization,
     }
 }
 
@@ -176,4 +214,23 @@ pub(crate) fn padding_note(kernel: Option<&KernelConfig>, shape: &SdpaShape) -> 
             shape.dqk, shape.dv, k.head_dim_qk, k.head_dim_v
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sm120::kernels::{select, KernelRole};
+
+    #[test]
+    fn occupancy_differs_between_sm120_and_h200() {
+        let d128 = select(KernelRole::BackwardMain, 128, 128).expect("d128");
+        let fwd = select(KernelRole::Forward, 64, 64).expect("fwd d64");
+        let t = |n: &str| Target::by_name(n).expect("target");
+        // 57,600 B + 1 KiB reserved: one per SM120 SM (100 KiB), three per H200 SM (228 KiB).
+        assert_eq!(blocks_per_sm(d128, &t("rtx-pro-6000")), 1);
+        assert_eq!(blocks_per_sm(d128, &t("h200")), 3);
+        // 27,648 B, 128 threads: three fit in 100 KiB on SM120.
+        assert_eq!(blocks_per_sm(fwd, &t("rtx-5090")), 3);
+        assert_eq!(blocks_per_sm(fwd, &t("cpu")), 0);
+    }
 }

@@ -70,7 +70,8 @@ pub struct HeuristicsOptions {
     pub mode: HeuristicsMode,
     /// Configurations to drop: an engine name (`sm120`) or `engine/route` (`sm120/atomic`).
     pub deselect: Vec<String>,
-    /// When set, keep only configurations matching this selector.
+    /// When set, keep only configurations matching this selector (a route pin keeps the
+    /// route-less forward configurations of its engine).
     pub pin: Option<String>,
 }
 
@@ -91,10 +92,18 @@ pub struct Candidate {
     pub explanation: String,
 }
 
-/// True when `selector` (an engine name or `engine/route`) names `config`.
+/// True when `selector` (an engine name or `engine/route`) names `config` exactly: what
+/// deselection drops.
 pub fn matches(selector: &str, config: &EngineConfig) -> bool {
     let selector = selector.trim();
     selector == config.engine.name() || selector == config.label()
+}
+
+/// True when `config` may stay under the pin `selector`: it matches, or it is a route-less
+/// configuration (a forward node) of the pinned engine — a route pin applies to backward nodes.
+pub fn allowed_by_pin(selector: &str, config: &EngineConfig) -> bool {
+    let engine = selector.trim().split('/').next().unwrap_or_default();
+    matches(selector, config) || (config.route.is_none() && engine == config.engine.name())
 }
 
 /// The supported configurations of every node, ranked by `options`, nodes in report order.
@@ -108,7 +117,7 @@ pub fn heuristics(report: &SupportReport, options: &HeuristicsOptions) -> Vec<Ca
             .supported()
             .filter_map(|c| c.config())
             .filter(|c| !options.deselect.iter().any(|s| matches(s, c)))
-            .filter(|c| options.pin.as_deref().is_none_or(|p| matches(p, c)))
+            .filter(|c| options.pin.as_deref().is_none_or(|p| allowed_by_pin(p, c)))
             .map(|c| {
                 let e = estimate(report.graph(), graph_node, &shape, &c, report.target());
                 (c, e)
@@ -172,6 +181,13 @@ fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, de
         human_bytes(e.bytes as u64),
         e.bandwidth / 1e9
     )];
+    if e.blocks > 0 {
+        parts.push(format!(
+            "{} blocks, {:.0}% wave utilisation",
+            e.blocks,
+            e.utilization * 100.0
+        ));
+    }
     parts.push(format!(
         "workspace {}",
         human_bytes(c.workspace.total_bytes())

@@ -35,6 +35,8 @@ mod analyze;
 pub mod cost;
 mod cpu_reference;
 mod engine;
+#[cfg(test)]
+mod generated;
 pub mod heuristics;
 mod plan;
 mod reason;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use rime_graph::{Graph, Node, NodeId, Port, SdpaShape, TensorId};
+use rime_graph::{Graph, Node, NodeId, Port, SdpaShape, Tensor, TensorId};
 
 use crate::heuristics::Candidate;
 use crate::{EngineConfig, EngineKind, Route, SupportReport, Target, WorkspaceLayout};
@@ -27,6 +27,12 @@ pub enum ApproveError {
         /// Node index.
         index: usize,
     },
+    /// No candidate is left for the node (unsupported, deselected or not pinned).
+    #[error("node `{node}`: no supported configuration left to approve")]
+    NoCandidate {
+        /// Node name.
+        node: String,
+    },
     /// The configuration is not supported (or was not considered) for this node.
     #[error("node `{node}`: {config} is not a supported configuration")]
     NotSupported {
@@ -44,6 +50,7 @@ pub struct ApprovedPlan {
     graph: Arc<Graph>,
     target: Target,
     node: NodeId,
+    node_data: Node,
     config: EngineConfig,
     shape: SdpaShape,
     attn_scale: AttnScale,
@@ -71,8 +78,13 @@ impl ApprovedPlan {
     }
 
     /// The node (its ports and options).
-    pub fn node(&self) -> Option<&Node> {
-        self.graph.node(self.node)
+    pub fn node(&self) -> &Node {
+        &self.node_data
+    }
+
+    /// The tensor bound to `port` of the node (input or output), if any.
+    pub fn tensor(&self, port: Port) -> Option<&Tensor> {
+        self.graph.get(self.node_data.port(port)?)
     }
 
     /// The engine configuration.
@@ -124,6 +136,7 @@ impl SupportReport {
             graph: Arc::clone(&self.graph),
             target: self.target.clone(),
             node,
+            node_data: graph_node.clone(),
             config,
             shape,
             attn_scale: effective_scale(&self.graph, graph_node, &shape),
@@ -143,6 +156,30 @@ impl SupportReport {
     }
 }
 
+impl SupportReport {
+    /// Approves the best candidate of every node (rank 1 under `options`), in node order: the
+    /// plans a graph executes.
+    ///
+    /// # Errors
+    /// [`ApproveError::NoCandidate`] naming the first node with no candidate left.
+    pub fn approve_best(
+        &self,
+        options: &crate::HeuristicsOptions,
+    ) -> Result<Vec<ApprovedPlan>, ApproveError> {
+        let ranked = crate::heuristics(self, options);
+        self.nodes
+            .iter()
+            .map(|n| {
+                let best = ranked.iter().find(|c| c.node == n.node && c.rank == 1);
+                let best = best.ok_or_else(|| ApproveError::NoCandidate {
+                    node: n.name.clone(),
+                })?;
+                self.approve(best)
+            })
+            .collect()
+    }
+}
+
 /// The option, else a by-value Attn_scale tensor, else the tensor at run time, else 1/sqrt(Dqk).
 fn effective_scale(graph: &Graph, node: &Node, shape: &SdpaShape) -> AttnScale {
     if let Some(v) = node.options.attn_scale {
@@ -155,4 +192,16 @@ fn effective_scale(graph: &Graph, node: &Node, shape: &SdpaShape) -> AttnScale {
         };
     }
     AttnScale::Value(1.0 / (shape.dqk.max(1) as f32).sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_and_reports_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ApprovedPlan>();
+        send_sync::<SupportReport>();
+    }
 }

@@ -473,6 +473,15 @@ reason_codes! {
     /// Fix: set `compute_data_type` to f32 (or leave it unset).
     Sm120ComputeType = "SMX008", Sm120;
 
+    /// K and V have different head counts (Hk != Hv).
+    ///
+    /// Why: an SM120 block owns one KV head — its K and V rows together — and accumulates dK
+    /// and dV over the query heads of that head's group; K and V grouped differently would need
+    /// two reductions.
+    ///
+    /// Fix: repeat K or V heads so that Hk == Hv, or use the cpu_reference engine.
+    Sm120KvHeadsDiffer = "SMX009", Sm120;
+
     // ---------------------------------------------------------------- routes
     /// The atomic route is not deterministic and the graph asks for determinism.
     ///
@@ -616,15 +625,6 @@ mod tests {
 
     #[test]
     fn reasons_doc_is_fresh() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reasons.md");
-        let fresh = reasons_markdown();
-        if std::env::var_os("RIME_UPDATE_DOCS").is_some() {
-            std::fs::write(path, &fresh).expect("write docs/reasons.md");
-        }
-        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            on_disk == fresh,
-            "docs/reasons.md is stale: run `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer reasons_doc`"
-        );
+        crate::generated::assert_fresh("docs/reasons.md", &reasons_markdown());
     }
 }

@@ -1,13 +1,17 @@
-//! The machine-readable report (`rime check --json`), schema `schemas/report.v1.schema.json`.
+//! Machine-readable reports: `rime check --json` ([`ReportDoc`], schema
+//! `schemas/report.v1.schema.json`) and `rime heuristics --json` ([`RankingDoc`], schema
+//! `schemas/ranking.v1.schema.json`).
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::heuristics::Candidate;
-use crate::{Rejection, Subject, SupportReport};
+use crate::{HeuristicsMode, Rejection, Subject, SupportReport, Target};
 
 /// Format tag of the JSON report.
 pub const FORMAT: &str = "rime.report";
+/// Format tag of the JSON ranking (`rime heuristics --json`).
+pub const RANKING_FORMAT: &str = "rime.ranking";
 /// Version of the JSON report format.
 pub const VERSION: u32 = 1;
 
@@ -52,12 +56,33 @@ pub struct NodeDoc {
     pub name: String,
     /// `SDPA_FWD` or `SDPA_BWD`.
     pub op: String,
-    /// [B, Hq, Hk, Hv, Sq, Skv, Dqk, Dv], when known.
-    pub shape: Option<[i64; 8]>,
+    /// The shape, when Q, K and V are rank 4.
+    pub shape: Option<ShapeDoc>,
     /// Rejections for every engine.
     pub rejections: Vec<RejectionDoc>,
     /// Per configuration.
     pub configs: Vec<ConfigDoc>,
+}
+
+/// An SDPA shape as JSON.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShapeDoc {
+    /// Batch.
+    pub b: i64,
+    /// Query heads.
+    pub hq: i64,
+    /// Key heads.
+    pub hk: i64,
+    /// Value heads.
+    pub hv: i64,
+    /// Query length.
+    pub sq: i64,
+    /// Key/value length.
+    pub skv: i64,
+    /// Q/K head dim.
+    pub dqk: i64,
+    /// V head dim.
+    pub dv: i64,
 }
 
 /// A configuration as JSON.
@@ -126,6 +151,21 @@ pub struct RejectionDoc {
     pub hint: String,
 }
 
+/// A heuristics ranking as JSON.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RankingDoc {
+    /// Always `rime.ranking`.
+    pub format: String,
+    /// Always 1.
+    pub version: u32,
+    /// The target.
+    pub target: TargetDoc,
+    /// `a`, `b` or `fallback`.
+    pub mode: String,
+    /// Candidates, per node in node order, best first.
+    pub candidates: Vec<CandidateDoc>,
+}
+
 /// A ranked candidate as JSON.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CandidateDoc {
@@ -174,19 +214,11 @@ impl From<&Rejection> for RejectionDoc {
 
 /// The report as a JSON document.
 pub fn report_doc(report: &SupportReport) -> ReportDoc {
-    let t = report.target();
     let docs = |list: &[Rejection]| list.iter().map(RejectionDoc::from).collect::<Vec<_>>();
     ReportDoc {
         format: FORMAT.to_owned(),
         version: VERSION,
-        target: TargetDoc {
-            name: t.name.clone(),
-            sm: t.sm(),
-            smem_per_block: t.smem_per_block,
-            memory_bytes: t.memory_bytes,
-            free_memory_bytes: t.free_memory_bytes,
-            free_memory_measured: t.free_memory_measured,
-        },
+        target: target_doc(report.target()),
         supported_engines: report
             .supported_engines()
             .iter()
@@ -199,9 +231,16 @@ pub fn report_doc(report: &SupportReport) -> ReportDoc {
             .map(|n| NodeDoc {
                 name: n.name.clone(),
                 op: n.op.tag().to_owned(),
-                shape: n
-                    .shape
-                    .map(|s| [s.b, s.hq, s.hk, s.hv, s.sq, s.skv, s.dqk, s.dv]),
+                shape: n.shape.map(|s| ShapeDoc {
+                    b: s.b,
+                    hq: s.hq,
+                    hk: s.hk,
+                    hv: s.hv,
+                    sq: s.sq,
+                    skv: s.skv,
+                    dqk: s.dqk,
+                    dv: s.dv,
+                }),
                 rejections: docs(&n.rejections),
                 configs: n
                     .configs
@@ -233,20 +272,41 @@ pub fn report_doc(report: &SupportReport) -> ReportDoc {
     }
 }
 
-/// Candidates as JSON documents.
-pub fn candidate_docs(candidates: &[Candidate]) -> Vec<CandidateDoc> {
-    candidates
-        .iter()
-        .map(|c| CandidateDoc {
-            node: c.node_name.clone(),
-            rank: c.rank,
-            config: c.config.label(),
-            kernel: c.config.kernel.map(|k| k.name.to_owned()),
-            workspace_bytes: c.config.workspace.total_bytes(),
-            estimated_seconds: c.estimate.seconds,
-            explanation: c.explanation.clone(),
-        })
-        .collect()
+fn target_doc(t: &Target) -> TargetDoc {
+    TargetDoc {
+        name: t.name.clone(),
+        sm: t.sm(),
+        smem_per_block: t.smem_per_block,
+        memory_bytes: t.memory_bytes,
+        free_memory_bytes: t.free_memory_bytes,
+        free_memory_measured: t.free_memory_measured,
+    }
+}
+
+/// A ranking as a JSON document.
+pub fn ranking_doc(
+    report: &SupportReport,
+    mode: HeuristicsMode,
+    candidates: &[Candidate],
+) -> RankingDoc {
+    RankingDoc {
+        format: RANKING_FORMAT.to_owned(),
+        version: VERSION,
+        target: target_doc(report.target()),
+        mode: mode.name().to_owned(),
+        candidates: candidates
+            .iter()
+            .map(|c| CandidateDoc {
+                node: c.node_name.clone(),
+                rank: c.rank,
+                config: c.config.label(),
+                kernel: c.config.kernel.map(|k| k.name.to_owned()),
+                workspace_bytes: c.config.workspace.total_bytes(),
+                estimated_seconds: c.estimate.seconds,
+                explanation: c.explanation.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// The JSON schema of [`ReportDoc`], pretty-printed (committed as
@@ -256,22 +316,18 @@ pub fn report_schema() -> String {
     serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
 }
 
+/// The JSON schema of [`RankingDoc`], pretty-printed (committed as
+/// `schemas/ranking.v1.schema.json`).
+pub fn ranking_schema() -> String {
+    let schema = schemars::schema_for!(RankingDoc);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn report_schema_is_fresh() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../schemas/report.v1.schema.json"
-        );
-        let fresh = super::report_schema();
-        if std::env::var_os("RIME_UPDATE_DOCS").is_some() {
-            std::fs::write(path, &fresh).expect("write schema");
-        }
-        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            on_disk == fresh,
-            "schemas/report.v1.schema.json is stale: run `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer`"
-        );
+        crate::generated::assert_fresh("schemas/report.v1.schema.json", &super::report_schema());
+        crate::generated::assert_fresh("schemas/ranking.v1.schema.json", &super::ranking_schema());
     }
 }

@@ -33,6 +33,10 @@ pub struct Target {
     pub sm_count: u32,
     /// Maximum dynamic shared memory per block (opt-in), bytes (0 for the CPU).
     pub smem_per_block: u64,
+    /// Shared memory per SM, bytes: with the per-block size it decides blocks per SM.
+    pub smem_per_sm: u64,
+    /// Resident threads per SM.
+    pub max_threads_per_sm: u32,
     /// Total device memory, bytes.
     pub memory_bytes: u64,
     /// Free device memory, bytes (measured, or [`DEFAULT_FREE_FRACTION`] of the total).
@@ -145,6 +149,8 @@ impl Target {
             device: p.device,
             sm_count: p.sm_count,
             smem_per_block: p.smem_per_block,
+            smem_per_sm: per_sm_limits(p.device).0,
+            max_threads_per_sm: per_sm_limits(p.device).1,
             memory_bytes: p.memory_bytes,
             free_memory_bytes: default_free(p.memory_bytes),
             free_memory_measured: false,
@@ -182,6 +188,8 @@ impl Target {
             device: DeviceKind::Gpu { sm: props.sm },
             sm_count: props.sm_count,
             smem_per_block: props.smem_per_block,
+            smem_per_sm: per_sm_limits(DeviceKind::Gpu { sm: props.sm }).0,
+            max_threads_per_sm: per_sm_limits(DeviceKind::Gpu { sm: props.sm }).1,
             memory_bytes: props.memory_bytes,
             free_memory_bytes: props.free_memory_bytes.min(props.memory_bytes),
             free_memory_measured: true,
@@ -208,6 +216,17 @@ impl Target {
     /// True for a GPU target.
     pub fn is_gpu(&self) -> bool {
         self.sm().is_some()
+    }
+}
+
+/// (shared memory per SM in bytes, resident threads per SM) by architecture (CUDA occupancy
+/// tables: sm_80 164 KiB / 2048, sm_86/89/120 100 KiB / 1536, sm_90 228 KiB / 2048).
+const fn per_sm_limits(device: DeviceKind) -> (u64, u32) {
+    match device {
+        DeviceKind::Cpu => (0, 0),
+        DeviceKind::Gpu { sm: 80 } => (167_936, 2048),
+        DeviceKind::Gpu { sm: 90..=99 } => (233_472, 2048),
+        DeviceKind::Gpu { .. } => (102_400, 1536),
     }
 }
 

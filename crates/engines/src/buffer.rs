@@ -171,6 +171,73 @@ impl HostBuffer {
     }
 }
 
+/// Element offsets of every logical index of (dims, strides), in row-major logical order;
+/// `None` for negative or mismatched dims/strides.
+fn logical_offsets(dims: &[i64], strides: &[i64]) -> Option<Vec<usize>> {
+    if dims.len() != strides.len() {
+        return None;
+    }
+    let mut offsets = vec![0usize];
+    for (&d, &st) in dims.iter().zip(strides) {
+        let (d, st) = (usize::try_from(d).ok()?, usize::try_from(st).ok()?);
+        offsets = offsets
+            .iter()
+            .flat_map(|&base| (0..d).map(move |i| base + i * st))
+            .collect();
+    }
+    Some(offsets)
+}
+
+macro_rules! map_host {
+    ($buf:expr, $v:ident => $body:expr) => {
+        match $buf {
+            HostBuffer::F16($v) => HostBuffer::F16($body),
+            HostBuffer::Bf16($v) => HostBuffer::Bf16($body),
+            HostBuffer::F32($v) => HostBuffer::F32($body),
+            HostBuffer::F64($v) => HostBuffer::F64($body),
+            HostBuffer::I32($v) => HostBuffer::I32($body),
+            HostBuffer::I64($v) => HostBuffer::I64($body),
+        }
+    };
+}
+
+impl HostBuffer {
+    /// The logical elements of a strided tensor stored in this buffer, packed row-major (what
+    /// safetensors and PyTorch's `.contiguous()` hold). `None` when the layout is unusable or
+    /// reaches past the buffer.
+    pub fn to_logical(&self, dims: &[i64], strides: &[i64]) -> Option<HostBuffer> {
+        let offsets = logical_offsets(dims, strides)?;
+        if offsets.iter().any(|&o| o >= self.len()) {
+            return None;
+        }
+        Some(map_host!(self, v => offsets.iter().map(|&o| v[o]).collect()))
+    }
+
+    /// Places packed logical elements into a buffer of `span` elements laid out with
+    /// (dims, strides); gaps are zero. `None` when the element count or layout does not fit.
+    pub fn from_logical(&self, dims: &[i64], strides: &[i64], span: usize) -> Option<HostBuffer> {
+        let offsets = logical_offsets(dims, strides)?;
+        if offsets.len() != self.len() || offsets.iter().any(|&o| o >= span) {
+            return None;
+        }
+        let mut out = HostBuffer::zeros(self.data_type(), span)?;
+        macro_rules! place {
+            ($($variant:ident),*) => {
+                match (&mut out, self) {
+                    $((HostBuffer::$variant(dst), HostBuffer::$variant(src)) => {
+                        for (&o, &x) in offsets.iter().zip(src) {
+                            dst[o] = x;
+                        }
+                    })*
+                    _ => return None,
+                }
+            };
+        }
+        place!(F16, Bf16, F32, F64, I32, I64);
+        Some(out)
+    }
+}
+
 impl Buffer for HostBuffer {
     fn data_type(&self) -> DataType {
         match self {
@@ -250,5 +317,16 @@ mod tests {
         }
         assert!(HostBuffer::from_le_bytes(DataType::F32, &[0u8; 3]).is_none());
         assert!(HostBuffer::zeros(DataType::Bool, 1).is_none());
+    }
+
+    #[test]
+    fn logical_and_strided_layouts_convert_both_ways() {
+        // (2, 3) stored column-major with a gap: strides (1, 3), span 8.
+        let logical = HostBuffer::I32(vec![0, 1, 2, 3, 4, 5]);
+        let strided = logical.from_logical(&[2, 3], &[1, 3], 8).unwrap();
+        assert_eq!(strided, HostBuffer::I32(vec![0, 3, 0, 1, 4, 0, 2, 5]));
+        assert_eq!(strided.to_logical(&[2, 3], &[1, 3]), Some(logical.clone()));
+        assert!(logical.from_logical(&[2, 3], &[1, 3], 7).is_none());
+        assert!(strided.to_logical(&[2, 3], &[1, 4]).is_none());
     }
 }

@@ -34,26 +34,37 @@ pub trait Plan: Debug + Send + Sync {
         -> Result<(), EngineError>;
 }
 
-/// The tensors of a node that need buffers: non-virtual and not passed by value.
+/// The tensors of a node that need buffers: every port tensor not passed by value.
+///
+/// A plan covers one node, so a virtual tensor that carries data from one node to the next (O
+/// and Stats of a forward feeding a backward) must live somewhere between the two plans: it is
+/// listed in `virtuals` too, and the caller gives it a buffer of its intermediate data type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanTensors {
     /// Inputs, in port order.
     pub inputs: Vec<TensorId>,
     /// Outputs, in port order.
     pub outputs: Vec<TensorId>,
+    /// The virtual ones among inputs and outputs.
+    pub virtuals: Vec<TensorId>,
 }
 
 impl PlanTensors {
     /// The buffered tensors of `node`.
     pub fn of(graph: &Graph, node: &Node) -> PlanTensors {
-        let buffered = |id: &TensorId| {
-            graph
-                .get(*id)
-                .is_some_and(|t| !t.is_virtual && t.pass_by_value.is_none())
-        };
+        let buffered = |id: &TensorId| graph.get(*id).is_some_and(|t| t.pass_by_value.is_none());
+        let inputs: Vec<TensorId> = node.inputs.values().copied().filter(buffered).collect();
+        let outputs: Vec<TensorId> = node.outputs.values().copied().filter(buffered).collect();
+        let virtuals = inputs
+            .iter()
+            .chain(&outputs)
+            .copied()
+            .filter(|id| graph.get(*id).is_some_and(|t| t.is_virtual))
+            .collect();
         PlanTensors {
-            inputs: node.inputs.values().copied().filter(buffered).collect(),
-            outputs: node.outputs.values().copied().filter(buffered).collect(),
+            inputs,
+            outputs,
+            virtuals,
         }
     }
 

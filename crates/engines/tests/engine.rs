@@ -276,26 +276,37 @@ fn bad_variant_packs_are_refused_before_anything_is_written() {
 
 #[test]
 fn only_the_named_engine_builds_an_approved_plan() {
-    let built = backward_graph();
-    let report = analyze(&built.graph, &Target::by_name("rtx-5090").unwrap());
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/backward_gqa_causal.json"
+    );
+    let graph = rime_graph::json::load_file(example).unwrap();
+    let report = analyze(&graph, &Target::by_name("rtx-5090").unwrap());
     let ranked = heuristics(&report, &HeuristicsOptions::default());
-    let gpu = ranked.iter().find(|c| c.config.engine == EngineKind::Sm120);
-    if let Some(gpu) = gpu {
-        let err = CpuEngine
-            .build_plan(&report.approve(gpu).unwrap())
-            .unwrap_err();
-        assert!(matches!(
-            err,
-            EngineError::WrongEngine {
-                engine: "cpu_reference",
-                wanted: "sm120"
-            }
-        ));
-    }
+    let gpu = ranked
+        .iter()
+        .find(|c| c.config.engine == EngineKind::Sm120)
+        .expect("sm120 supports the example on an RTX 5090");
+    let err = CpuEngine
+        .build_plan(&report.approve(gpu).unwrap())
+        .unwrap_err();
+    assert_eq!(
+        err,
+        EngineError::WrongEngine {
+            engine: "cpu_reference",
+            wanted: "sm120"
+        }
+    );
     let cpu = ranked
         .iter()
         .find(|c| c.config.engine == EngineKind::CpuReference)
-        .unwrap();
-    let plan = CpuEngine.build_plan(&report.approve(cpu).unwrap()).unwrap();
-    assert_eq!(plan.tensors().outputs.len(), 4);
+        .expect("the CPU engine is always a candidate for this graph");
+    let approved = report.approve(cpu).unwrap();
+    let plan = CpuEngine.build_plan(&approved).unwrap();
+    assert_eq!(
+        plan.workspace_size() as u64,
+        approved.workspace().total_bytes()
+    );
+    assert_eq!(plan.tensors().inputs.len(), 6);
+    assert_eq!(plan.tensors().outputs.len(), 3);
 }

@@ -173,7 +173,10 @@ pub enum GraphError {
         which: &'static str,
     },
     /// A data type the port does not take.
-    #[error("tensor `{tensor}` (port {port}): data type {found} not allowed, expected one of {allowed:?}")]
+    #[error(
+        "tensor `{tensor}` (port {port}): data type {found} not allowed, expected one of {}",
+        type_names(allowed)
+    )]
     DataTypeNotAllowed {
         /// Tensor name.
         tensor: String,
@@ -260,3 +263,12 @@ pub enum GraphError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{} structural error(s); first: {}", .0.len(), .0.first().map(ToString::to_string).unwrap_or_default())]
 pub struct ValidationErrors(pub Vec<GraphError>);
+
+/// `f16, bf16` for messages (the JSON names, not Rust's Debug).
+fn type_names(types: &[DataType]) -> String {
+    types
+        .iter()
+        .map(|d| d.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -38,6 +38,7 @@ pub use context::Context;
 pub use dtype::DataType;
 pub use error::{GraphError, ValidationErrors};
 pub use graph::{Graph, SdpaBackwardGrads, SdpaForwardOutputs};
+pub use json::LoadError;
 pub use node::{Node, NodeId, OpKind};
 pub use port::Port;
 pub use sdpa::{DiagonalAlignment, SdpaBackwardAttrs, SdpaForwardAttrs, SdpaOptions};

@@ -2,13 +2,19 @@
 //! CUDA engine implements entry by entry.
 //!
 //! Tiles follow FlashAttention-2's choices for ~99 KB parts (sm86/89, which is where SM120's
-//! 101,376 B per block lands), as implemented by crates/engines/kernels/*.cu: 4-warp blocks of
-//! 64-row tiles (each warp owns 16 rows), K/V resident in the backward with Q and dO streamed,
-//! shared-memory rows padded by 8 elements against bank conflicts. Shared memory is derived from
-//! the tiles by the `const fn` formulas below (never typed in; the kernels `static_assert` the
-//! same numbers), and a test checks every entry fits [`SM120_SMEM_PER_BLOCK`]. The pipelines use
-//! cp.async groups, so no mbarriers are counted. The engines crate's fitness test compiles every
-//! entry for sm_120 and checks ptxas's shared memory, spills and registers.
+//! 101,376 B per block lands), as implemented by crates/engines/kernels/*.cu: 4-warp blocks, each
+//! warp owning 16 rows, K/V resident in the backward with Q and dO streamed, shared-memory rows
+//! padded by 8 elements against bank conflicts. Shared memory is derived from the tiles by the
+//! `const fn` formulas below (never typed in; the kernels `static_assert` the same numbers), and a
+//! test checks every entry fits [`SM120_SMEM_PER_BLOCK`]. The pipelines use cp.async groups, so no
+//! mbarriers are counted. The engines crate's fitness test compiles every entry for sm_120 and
+//! checks ptxas's shared memory, spills and registers.
+//!
+//! Contract with the CUDA engine (what the workspace formulas assume): a backward block owns one
+//! (b, KV head, KV tile) and loops over the query heads of its GQA group, so dK and dV are
+//! accumulated in registers and stored once (no dK/dV workspace, deterministic on every route);
+//! dQ goes through the route's path; a full (B, Hq) dBias is stored directly from the dS tile,
+//! a broadcast one is added into the f32 `dbias_accum` region and converted afterwards.
 
 use rime_graph::DataType;
 
@@ -109,68 +115,125 @@ pub const fn smem_dq_gemm(bq: u32, bkv: u32, dqk: u32, stages: u32) -> u32 {
 
 const HALF: &[DataType] = &[DataType::F16, DataType::Bf16];
 
-macro_rules! kernel {
-    ($name:literal, Forward, $dqk:literal, $dv:literal, $bq:literal x $bkv:literal, $w:literal, $st:literal) => {
-        KernelConfig {
-            name: $name,
-            role: KernelRole::Forward,
-            head_dim_qk: $dqk,
-            head_dim_v: $dv,
-            block_q: $bq,
-            block_kv: $bkv,
-            warps: $w,
-            stages: $st,
-            smem_bytes: smem_forward($bq, $bkv, $dqk, $dv, $st),
-            dtypes: HALF,
-        }
-    };
-    ($name:literal, BackwardMain, $dqk:literal, $dv:literal, $bq:literal x $bkv:literal, $w:literal, $st:literal) => {
-        KernelConfig {
-            name: $name,
-            role: KernelRole::BackwardMain,
-            head_dim_qk: $dqk,
-            head_dim_v: $dv,
-            block_q: $bq,
-            block_kv: $bkv,
-            warps: $w,
-            stages: $st,
-            smem_bytes: smem_backward($bq, $bkv, $dqk, $dv, $st),
-            dtypes: HALF,
-        }
-    };
-    ($name:literal, DqGemm, $dqk:literal, $dv:literal, $bq:literal x $bkv:literal, $w:literal, $st:literal) => {
-        KernelConfig {
-            name: $name,
-            role: KernelRole::DqGemm,
-            head_dim_qk: $dqk,
-            head_dim_v: $dv,
-            block_q: $bq,
-            block_kv: $bkv,
-            warps: $w,
-            stages: $st,
-            smem_bytes: smem_dq_gemm($bq, $bkv, $dqk, $st),
-            dtypes: HALF,
-        }
-    };
+/// The shared memory of a configuration of `role`, by the formula of its role.
+pub const fn smem_bytes(
+    role: KernelRole,
+    bq: u32,
+    bkv: u32,
+    dqk: u32,
+    dv: u32,
+    stages: u32,
+) -> u32 {
+    match role {
+        KernelRole::Forward => smem_forward(bq, bkv, dqk, dv, stages),
+        KernelRole::BackwardMain => smem_backward(bq, bkv, dqk, dv, stages),
+        KernelRole::DqGemm => smem_dq_gemm(bq, bkv, dqk, stages),
+    }
+}
+
+/// `KernelConfig` with its shared memory derived from the tiles, for f16 and bf16.
+const fn kernel(
+    name: &'static str,
+    role: KernelRole,
+    (head_dim_qk, head_dim_v): (u32, u32),
+    (block_q, block_kv): (u32, u32),
+    warps: u32,
+    stages: u32,
+) -> KernelConfig {
+    KernelConfig {
+        name,
+        role,
+        head_dim_qk,
+        head_dim_v,
+        block_q,
+        block_kv,
+        warps,
+        stages,
+        smem_bytes: smem_bytes(role, block_q, block_kv, head_dim_qk, head_dim_v, stages),
+        dtypes: HALF,
+    }
 }
 
 /// Every compiled configuration, smallest envelope first within each role.
 pub const KERNELS: &[KernelConfig] = &[
     // Forward: 64-row Q tiles (16 per warp), 64-row K/V tiles streamed.
-    kernel!("fwd_d64_64x64", Forward, 64, 64, 64 x 64, 4, 1),
-    kernel!("fwd_d128_64x64", Forward, 128, 128, 64 x 64, 4, 1),
-    kernel!("fwd_d192v128_64x64", Forward, 192, 128, 64 x 64, 4, 1),
+    kernel(
+        "fwd_d64_64x64",
+        KernelRole::Forward,
+        (64, 64),
+        (64, 64),
+        4,
+        1,
+    ),
+    kernel(
+        "fwd_d128_64x64",
+        KernelRole::Forward,
+        (128, 128),
+        (64, 64),
+        4,
+        1,
+    ),
+    kernel(
+        "fwd_d192v128_64x64",
+        KernelRole::Forward,
+        (192, 128),
+        (64, 64),
+        4,
+        1,
+    ),
     // Backward main: 64 K/V rows per block (16 per warp), dK/dV in registers for the whole
     // block; Q tiles of 64 rows, 32 for d128 and 16 for 192/128 so that dK + dV + S + dP stay in
     // 255 registers without spills in every specialization (ptxas, checked by the fitness test).
-    kernel!("bwd_d64_64x64", BackwardMain, 64, 64, 64 x 64, 4, 1),
-    kernel!("bwd_d128_32x64", BackwardMain, 128, 128, 32 x 64, 4, 1),
-    kernel!("bwd_d192v128_16x64", BackwardMain, 192, 128, 16 x 64, 4, 1),
+    kernel(
+        "bwd_d64_64x64",
+        KernelRole::BackwardMain,
+        (64, 64),
+        (64, 64),
+        4,
+        1,
+    ),
+    kernel(
+        "bwd_d128_32x64",
+        KernelRole::BackwardMain,
+        (128, 128),
+        (32, 64),
+        4,
+        1,
+    ),
+    kernel(
+        "bwd_d192v128_16x64",
+        KernelRole::BackwardMain,
+        (192, 128),
+        (16, 64),
+        4,
+        1,
+    ),
     // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile),
     // 64-column chunks of dS, which divide the 128-column rounding of Skv.
-    kernel!("dq_gemm_d64_128x64", DqGemm, 64, 64, 128 x 64, 8, 1),
-    kernel!("dq_gemm_d128_128x64", DqGemm, 128, 128, 128 x 64, 8, 1),
-    kernel!("dq_gemm_d192v128_128x64", DqGemm, 192, 128, 128 x 64, 8, 1),
+    kernel(
+        "dq_gemm_d64_128x64",
+        KernelRole::DqGemm,
+        (64, 64),
+        (128, 64),
+        8,
+        1,
+    ),
+    kernel(
+        "dq_gemm_d128_128x64",
+        KernelRole::DqGemm,
+        (128, 128),
+        (128, 64),
+        8,
+        1,
+    ),
+    kernel(
+        "dq_gemm_d192v128_128x64",
+        KernelRole::DqGemm,
+        (192, 128),
+        (128, 64),
+        8,
+        1,
+    ),
 ];
 
 /// The smallest configuration of `role` whose envelope holds (dqk, dv).
@@ -195,9 +258,44 @@ pub fn envelopes(role: KernelRole) -> String {
         .join(", ")
 }
 
+/// docs/sm120-kernels.md, generated from [`KERNELS`].
+pub fn kernels_markdown() -> String {
+    let mut out = String::from(
+        "# SM120 kernel configurations\n\n<!-- Generated from crates/analyzer/src/sm120/kernels.rs \
+         by `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer kernels_doc`; do not edit. -->\n\n\
+         Every configuration the analyzer can select; the CUDA engine implements each one. Shared \
+         memory is derived from the tiles (`smem_forward`, `smem_backward`, `smem_dq_gemm`) and must \
+         stay within 101,376 B per block.\n\n\
+         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | dtypes |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    for k in KERNELS {
+        let dtypes: Vec<&str> = k.dtypes.iter().map(|d| d.name()).collect();
+        out.push_str(&format!(
+            "| `{}` | {} | ({}, {}) | {} | {} | {} | {} | {} | {} |\n",
+            k.name,
+            k.role.name(),
+            k.head_dim_qk,
+            k.head_dim_v,
+            k.block_q,
+            k.block_kv,
+            k.warps,
+            k.stages,
+            k.smem_bytes,
+            dtypes.join(", ")
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernels_doc_is_fresh() {
+        crate::generated::assert_fresh("docs/sm120-kernels.md", &kernels_markdown());
+    }
 
     #[test]
     fn every_entry_fits_sm120_and_is_consistent() {

@@ -30,11 +30,13 @@ pub(super) fn sized_workspace(
     match backward_workspace(&ctx.shape, route, main, needs(ctx)) {
         Ok(w) => Some(w),
         Err(e) => {
-            out.push(Rejection::new(
-                ReasonCode::WorkspaceOverflow,
-                ctx.subject(),
-                e.to_string(),
-            ));
+            out.push(
+                Rejection::new(ReasonCode::WorkspaceOverflow, ctx.subject(), e.to_string()).limit(
+                    format!("{} bytes", e.kind),
+                    "more than 2^64 - 1",
+                    u64::MAX,
+                ),
+            );
             None
         }
     }
@@ -124,13 +126,20 @@ fn two_kernel(
             );
         }
     }
-    if let Some(dq) = dq.filter(|_| ctx.target.is_gpu()) {
-        out.extend(two_kernel_pair_rejections(
+    match dq {
+        Some(dq) if ctx.target.is_gpu() => out.extend(two_kernel_pair_rejections(
             main,
             dq,
             ctx.target.smem_per_block,
             &target(ctx),
-        ));
+        )),
+        Some(_) => {}
+        // A table without a dQ GEMM for this envelope has no Q tile to match.
+        None => out.push(Rejection::new(
+            ReasonCode::TwoKernelTileMismatch,
+            target(ctx),
+            format!("no dQ GEMM is compiled for the envelope of {}", main.name),
+        )),
     }
     let allowed = ctx.target.free_memory_bytes / TWO_KERNEL_FREE_MEMORY_DIVISOR;
     if let Some(w) = workspace.filter(|w| w.total_bytes() > allowed) {

@@ -170,6 +170,17 @@ fn features(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
             ),
         );
     }
+    let s = ctx.shape;
+    if s.hk != s.hv {
+        out.push(
+            Rejection::new(
+                ReasonCode::Sm120KvHeadsDiffer,
+                ctx.port(Port::V),
+                format!("K has {} heads and V has {}", s.hk, s.hv),
+            )
+            .limit("V heads", s.hv, format!("Hk = {}", s.hk)),
+        );
+    }
     let compute = ctx.graph.context.compute_data_type;
     if let Some(found) = compute.filter(|&d| d != DataType::F32) {
         out.push(

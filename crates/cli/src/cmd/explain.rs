@@ -11,7 +11,7 @@ pub struct ExplainArgs {
     pub code: Option<String>,
 }
 
-/// Prints the explanation (or the list). Exit 1 for an unknown code.
+/// Prints the explanation (or the list). Exit 2 (usage) for an unknown code.
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     let Some(code) = &args.code else {
         for c in ReasonCode::ALL {
@@ -21,7 +21,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     };
     let Some(c) = ReasonCode::from_code(code) else {
         eprintln!("unknown reason code `{code}`; `rime explain` lists them all");
-        return Ok(ExitCode::FAILURE);
+        return Ok(ExitCode::from(2));
     };
     println!("{} ({})", c.code(), c.area().title());
     println!("{}", c.summary());

@@ -15,7 +15,7 @@ pub struct HeuristicsArgs {
     #[command(flatten)]
     analysis: AnalysisArgs,
     /// Ranking mode: a (fastest), b (smallest workspace), fallback (fixed order).
-    #[arg(long, default_value = "a")]
+    #[arg(long, default_value = "a", value_parser = ["a", "b", "fallback"])]
     mode: String,
     /// Drop configurations: an engine (`sm120`) or `engine/route` (`sm120/atomic`). Repeatable.
     #[arg(long)]
@@ -38,8 +38,8 @@ pub fn run(args: &HeuristicsArgs) -> anyhow::Result<ExitCode> {
     let report = args.analysis.report()?;
     let candidates = heuristics(&report, &options);
     if args.analysis.json {
-        let docs = report_json::candidate_docs(&candidates);
-        println!("{}", serde_json::to_string_pretty(&docs)?);
+        let doc = report_json::ranking_doc(&report, mode, &candidates);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", render_candidates(&report, &candidates));
     }

@@ -5,13 +5,17 @@ use std::path::PathBuf;
 use anyhow::{bail, Context as _};
 use rime_analyzer::{analyze, SupportReport, Target};
 
+fn target_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(Target::NAMES.into_iter().chain(["auto"]))
+}
+
 /// The graph to analyse and the target to analyse it for.
 #[derive(Debug, clap::Args)]
 pub struct AnalysisArgs {
     /// Graph file (JSON, format rime.graph v1).
     pub file: PathBuf,
-    /// Target profile: rtx-5090, rtx-pro-6000, h100, h200, a100, cpu, or auto (device 0).
-    #[arg(long, short, default_value = "rtx-pro-6000")]
+    /// Target profile, or `auto` (device 0's properties and free memory, read now).
+    #[arg(long, short, default_value = "rtx-pro-6000", value_parser = target_names())]
     pub target: String,
     /// Free device memory in bytes (default: a fixed fraction of the profile's total).
     #[arg(long)]

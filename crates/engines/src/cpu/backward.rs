@@ -10,15 +10,16 @@
 //! Each task walks its query rows in blocks of [`BLOCK_Q`] with one (block x valid keys) tile for
 //! P and one for dP/dS. Rows whose Stats is not finite (nothing was attended to) and masked
 //! entries have P = 0, so they give exactly zero gradients, never NaN. dK, dV, dBias and dSink
-//! come back per query head and are summed over heads and batches in a fixed order
-//! (see [`super::reduce`]): deterministic by construction, no shared accumulators.
+//! come back per query head and are summed over heads and batches in a fixed order on one
+//! thread (see `reduce`): deterministic by construction, no shared accumulators.
 
 use rayon::prelude::*;
 
 use super::element::Real;
+use super::exp::exp_shifted;
 use super::gemm::{matmul, Mat};
 use super::problem::{BackwardInputs, BackwardOutputs, Problem};
-use super::reduce::{write_gradients, HeadGrads};
+use super::reduce::{Accumulators, HeadGrads};
 use super::tile::{scores, TileAt};
 use super::BLOCK_Q;
 use crate::EngineError;
@@ -37,12 +38,37 @@ pub fn backward<A: Real>(
     problem.check_backward(inputs, &outputs)?;
     let s = problem.shape;
     let slopes = problem.slopes();
-    let want_dbias = outputs.dbias.is_some();
-    let heads: Vec<HeadGrads<A>> = (0..s.b * s.hq)
-        .into_par_iter()
-        .map(|t| backward_head(problem, inputs, &slopes, t / s.hq, t % s.hq, want_dbias))
-        .collect();
-    write_gradients(problem, &heads, outputs);
+    let mut outputs = outputs;
+    let dbias_dims = outputs
+        .dbias
+        .as_ref()
+        .map(|t| [t.view().dims[0], t.view().dims[1]]);
+    let mut sums = Accumulators::new(problem, dbias_dims);
+    // Heads run in parallel a few per thread at a time, which bounds the memory of their
+    // partial dK/dV/dBias; they are summed in ascending order whatever the chunk size.
+    let chunk = 2 * rayon::current_num_threads().max(1);
+    let tasks: Vec<usize> = (0..s.b * s.hq).collect();
+    for chunk in tasks.chunks(chunk) {
+        let heads: Vec<HeadGrads<A>> = chunk
+            .par_iter()
+            .map(|&t| {
+                backward_head(
+                    problem,
+                    inputs,
+                    &slopes,
+                    t / s.hq,
+                    t % s.hq,
+                    dbias_dims.is_some(),
+                )
+            })
+            .collect();
+        for (&t, g) in chunk.iter().zip(&heads) {
+            let (b, h) = (t / s.hq, t % s.hq);
+            outputs.dq.scatter(b, h, 0..s.sq, s.dqk, &g.dq);
+            sums.add(b, h, g);
+        }
+    }
+    sums.write(&mut outputs);
     Ok(())
 }
 
@@ -126,7 +152,7 @@ fn backward_head<A: Real>(
         );
         for (row, &lse) in t.p.chunks_exact_mut(n).zip(&t.lse) {
             if lse.is_finite() {
-                row.iter_mut().for_each(|x| *x = (*x - lse).exp());
+                exp_shifted(row, lse);
             } else {
                 row.fill(A::zero());
             }

@@ -21,6 +21,10 @@ pub trait Real:
     fn as_f64(self) -> f64;
     /// Rounds to f32.
     fn as_f32(self) -> f32;
+    /// Replaces every x of `xs` by exp(x - shift); f32 uses a vectorizable polynomial.
+    fn exp_shifted(xs: &mut [Self], shift: Self) {
+        xs.iter_mut().for_each(|x| *x = (*x - shift).exp());
+    }
 }
 
 impl Real for f32 {
@@ -35,6 +39,10 @@ impl Real for f32 {
     }
     fn as_f32(self) -> f32 {
         self
+    }
+    fn exp_shifted(xs: &mut [Self], shift: Self) {
+        xs.iter_mut()
+            .for_each(|x| *x = super::exp::exp_f32(*x - shift));
     }
 }
 

@@ -65,9 +65,7 @@ impl CpuPlan {
     pub fn new(approved: &ApprovedPlan) -> Result<CpuPlan, EngineError> {
         expect_engine(EngineKind::CpuReference, approved)?;
         let graph = Arc::clone(approved.graph_arc());
-        let node = approved
-            .node()
-            .ok_or_else(|| unsupported("a plan without its node"))?;
+        let node = approved.node();
         let dropout = [Port::Seed, Port::Offset, Port::DropoutMask, Port::RngDump];
         if node.options.dropout_probability.is_some()
             || dropout.iter().any(|&p| node.port(p).is_some())

@@ -10,6 +10,7 @@
 use rayon::prelude::*;
 
 use super::element::Real;
+use super::exp::exp_shifted;
 use super::gemm::{matmul, Mat};
 use super::problem::{AttentionInputs, ForwardOutputs, Problem};
 use super::tile::{scores, TileAt};
@@ -120,11 +121,12 @@ fn softmax_row<A: Real>(row: &mut [A], sink: Option<A>) -> A {
         row.fill(A::zero());
         return A::infinity();
     }
-    let mut sum = sink.map_or(A::zero(), |s| (s - max).exp());
-    for x in row.iter_mut() {
-        *x = (*x - max).exp();
-        sum += *x;
-    }
+    exp_shifted(row, max);
+    let sum = row
+        .iter()
+        .fold(sink.map_or(A::zero(), |s| (s - max).exp()), |acc, &x| {
+            acc + x
+        });
     let inv = sum.recip();
     for x in row.iter_mut() {
         *x = *x * inv;

@@ -32,10 +32,16 @@ impl HeadMask {
         }
         let first = rows.start as i64 + self.shift;
         let last = rows.end as i64 - 1 + self.shift;
-        let lo = self.left_bound.map_or(0, |l| first - l + 1).max(0);
+        // Saturating: bounds come from the user and may be extreme.
+        let lo = self
+            .left_bound
+            .map_or(0, |l| first.saturating_sub(l).saturating_add(1))
+            .max(0);
         let hi = self
             .right_bound
-            .map_or(self.kv_len as i64, |r| last + r + 1)
+            .map_or(self.kv_len as i64, |r| {
+                last.saturating_add(r).saturating_add(1)
+            })
             .min(self.kv_len as i64);
         if lo >= hi {
             0..0
@@ -44,14 +50,23 @@ impl HeadMask {
         }
     }
 
-    /// True when score (i, j) takes part in the softmax.
-    #[inline]
+    /// The keys row `i` keeps (the band is contiguous): `keep(i, j)` iff `j` is in it.
+    pub fn row(&self, i: usize) -> Range<usize> {
+        if i >= self.q_len {
+            return 0..0;
+        }
+        self.columns(&(i..i + 1))
+    }
+
+    /// True when score (i, j) takes part in the softmax: the definition `row` is tested against.
+    #[cfg(test)]
     pub fn keep(&self, i: usize, j: usize) -> bool {
         if i >= self.q_len || j >= self.kv_len {
             return false;
         }
         let (i, j) = (i as i64 + self.shift, j as i64);
-        self.right_bound.is_none_or(|r| j <= i + r) && self.left_bound.is_none_or(|l| j > i - l)
+        self.right_bound.is_none_or(|r| j <= i.saturating_add(r))
+            && self.left_bound.is_none_or(|l| j > i.saturating_sub(l))
     }
 }
 
@@ -93,12 +108,15 @@ mod tests {
             mask(5, 7, 2, Some(2), Some(1)),
             mask(4, 3, -1, Some(1), None),
             mask(6, 6, 0, None, None),
+            mask(3, 4, 1, Some(i64::MAX), Some(i64::MAX)),
+            mask(3, 4, -1, Some(i64::MIN), Some(i64::MIN)),
         ] {
             for i0 in 0..m.q_len {
                 for i1 in i0 + 1..=m.q_len {
                     let cols = m.columns(&(i0..i1));
                     for i in i0..i1 {
                         for j in 0..8 {
+                            assert_eq!(m.keep(i, j), m.row(i).contains(&j), "{m:?} ({i}, {j})");
                             if m.keep(i, j) {
                                 assert!(cols.contains(&j), "{m:?} rows {i0}..{i1} col {j}");
                             }

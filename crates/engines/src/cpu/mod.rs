@@ -10,6 +10,7 @@
 mod backward;
 mod element;
 mod engine;
+mod exp;
 mod forward;
 mod gemm;
 mod layout;

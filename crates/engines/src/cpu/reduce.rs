@@ -1,8 +1,9 @@
 //! Per-head gradients and their reduction into the user's tensors, in a fixed order.
 //!
 //! dK and dV of a kv head are the sums over its group of query heads; a broadcast dBias is the
-//! sum over the batches and/or heads it serves; dSink is the sum over batches. Each sum runs in
-//! ascending (batch, head) order on the calling thread, so results do not depend on scheduling.
+//! sum over the batches and/or heads it serves; dSink is the sum over batches. Heads are added
+//! into output-sized f32 accumulators one at a time in ascending (batch, head) order on the
+//! calling thread, so results do not depend on scheduling or on how many heads ran at once.
 
 use super::element::Real;
 use super::problem::{BackwardOutputs, Problem, Shape};
@@ -38,58 +39,95 @@ impl<A: Real> HeadGrads<A> {
     }
 }
 
-/// Sums the parts in the order given into a fresh vector.
-fn sum_of<A: Real>(heads: impl Iterator<Item = Vec<A>>) -> Vec<A> {
-    let mut acc: Vec<A> = Vec::new();
-    for part in heads {
-        if acc.is_empty() {
-            acc = part;
-        } else {
-            acc.iter_mut().zip(&part).for_each(|(a, &x)| *a += x);
-        }
-    }
-    acc
+/// Running sums of dK, dV, dBias and dSink, packed like their tensors' logical dims.
+pub(crate) struct Accumulators<A> {
+    shape: Shape,
+    k_group: usize,
+    v_group: usize,
+    /// (1 or B, 1 or Hq) of the dBias tensor, when wanted.
+    dbias_dims: Option<[usize; 2]>,
+    dk: Vec<A>,
+    dv: Vec<A>,
+    dbias: Vec<A>,
+    dsink: Vec<A>,
 }
 
-/// Writes every output of the backward from the per-head gradients (indexed b * Hq + h).
-pub(crate) fn write_gradients<A: Real>(
-    p: &Problem,
-    heads: &[HeadGrads<A>],
-    mut out: BackwardOutputs<'_>,
-) {
-    let s = p.shape;
-    let head = |b: usize, h: usize| &heads[b * s.hq + h];
-    for b in 0..s.b {
-        for h in 0..s.hq {
-            out.dq.scatter(b, h, 0..s.sq, s.dqk, &head(b, h).dq);
-        }
-        for g in 0..s.hk {
-            let group = g * p.k_group()..(g + 1) * p.k_group();
-            let dk = sum_of(group.map(|h| head(b, h).dk.clone()));
-            out.dk.scatter(b, g, 0..s.skv, s.dqk, &dk);
-        }
-        for g in 0..s.hv {
-            let group = g * p.v_group()..(g + 1) * p.v_group();
-            let dv = sum_of(group.map(|h| head(b, h).dv.clone()));
-            out.dv.scatter(b, g, 0..s.skv, s.dv, &dv);
+fn add_into<A: Real>(acc: &mut [A], part: &[A]) {
+    acc.iter_mut().zip(part).for_each(|(a, &x)| *a += x);
+}
+
+impl<A: Real> Accumulators<A> {
+    /// Zeroed sums for `p`; `dbias_dims` are the batch and head dims of dBias.
+    pub fn new(p: &Problem, dbias_dims: Option<[usize; 2]>) -> Self {
+        let s = p.shape;
+        Accumulators {
+            shape: s,
+            k_group: p.k_group(),
+            v_group: p.v_group(),
+            dbias_dims,
+            dk: vec![A::zero(); s.b * s.hk * s.skv * s.dqk],
+            dv: vec![A::zero(); s.b * s.hv * s.skv * s.dv],
+            dbias: dbias_dims.map_or(Vec::new(), |[bb, bh]| {
+                vec![A::zero(); bb * bh * s.sq * s.skv]
+            }),
+            dsink: vec![A::zero(); s.hq],
         }
     }
-    if let Some(dbias) = out.dbias.as_mut() {
-        let [bb, bh, _, _] = dbias.view().dims;
-        for tb in 0..bb {
-            for th in 0..bh {
-                let batches = if bb == 1 { 0..s.b } else { tb..tb + 1 };
-                let hs = if bh == 1 { 0..s.hq } else { th..th + 1 };
-                let parts = batches.flat_map(|b| hs.clone().map(move |h| (b, h)));
-                let sum = sum_of(parts.map(|(b, h)| head(b, h).dbias.clone()));
-                dbias.scatter(tb, th, 0..s.sq, s.skv, &sum);
+
+    /// Adds head (b, h)'s shares. Call in ascending (b, h) order.
+    pub fn add(&mut self, b: usize, h: usize, g: &HeadGrads<A>) {
+        let s = self.shape;
+        let (gk, gv) = (h / self.k_group, h / self.v_group);
+        let k_len = s.skv * s.dqk;
+        add_into(&mut self.dk[(b * s.hk + gk) * k_len..][..k_len], &g.dk);
+        let v_len = s.skv * s.dv;
+        add_into(&mut self.dv[(b * s.hv + gv) * v_len..][..v_len], &g.dv);
+        if let Some([bb, bh]) = self.dbias_dims {
+            let (tb, th) = (if bb == 1 { 0 } else { b }, if bh == 1 { 0 } else { h });
+            let len = s.sq * s.skv;
+            add_into(&mut self.dbias[(tb * bh + th) * len..][..len], &g.dbias);
+        }
+        self.dsink[h] += g.dsink;
+    }
+
+    /// Writes the sums into the outputs.
+    pub fn write(&self, out: &mut BackwardOutputs<'_>) {
+        let s = self.shape;
+        for b in 0..s.b {
+            for g in 0..s.hk {
+                let len = s.skv * s.dqk;
+                out.dk.scatter(
+                    b,
+                    g,
+                    0..s.skv,
+                    s.dqk,
+                    &self.dk[(b * s.hk + g) * len..][..len],
+                );
+            }
+            for g in 0..s.hv {
+                let len = s.skv * s.dv;
+                out.dv.scatter(
+                    b,
+                    g,
+                    0..s.skv,
+                    s.dv,
+                    &self.dv[(b * s.hv + g) * len..][..len],
+                );
             }
         }
-    }
-    if let Some(dsink) = out.dsink.as_mut() {
-        for h in 0..s.hq {
-            let total = (0..s.b).fold(A::zero(), |acc, b| acc + head(b, h).dsink);
-            dsink.set(0, h, 0, 0, total);
+        if let (Some(dbias), Some([bb, bh])) = (out.dbias.as_mut(), self.dbias_dims) {
+            let len = s.sq * s.skv;
+            for tb in 0..bb {
+                for th in 0..bh {
+                    let sum = &self.dbias[(tb * bh + th) * len..][..len];
+                    dbias.scatter(tb, th, 0..s.sq, s.skv, sum);
+                }
+            }
+        }
+        if let Some(dsink) = out.dsink.as_mut() {
+            for (h, &v) in self.dsink.iter().enumerate() {
+                dsink.set(0, h, 0, 0, v);
+            }
         }
     }
 }

@@ -54,10 +54,15 @@ pub(crate) fn scores<A: Real>(
     }
     for (r, i) in at.rows.clone().enumerate() {
         let row = &mut s[r * n..(r + 1) * n];
-        for (x, j) in row.iter_mut().zip(at.cols.clone()) {
-            if !mask.keep(i, j) {
-                *x = A::neg_infinity();
-            } else if let Some(slope) = mask.alibi_slope {
+        // Kept keys of row i, as positions within the tile.
+        let keep = mask.row(i);
+        let lo = keep.start.clamp(at.cols.start, at.cols.end) - at.cols.start;
+        let hi = keep.end.clamp(at.cols.start, at.cols.end) - at.cols.start;
+        let hi = hi.max(lo);
+        row[..lo].fill(A::neg_infinity());
+        row[hi..].fill(A::neg_infinity());
+        if let Some(slope) = mask.alibi_slope {
+            for (x, j) in row[lo..hi].iter_mut().zip(at.cols.start + lo..) {
                 *x += A::of_f64(slope * (j as f64 - i as f64));
             }
         }

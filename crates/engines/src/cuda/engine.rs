@@ -95,9 +95,7 @@ impl Sm120EnginePlan {
     pub fn new(device: Arc<CudaDevice>, approved: &ApprovedPlan) -> Result<Self, EngineError> {
         expect_engine(EngineKind::Sm120, approved)?;
         let graph = Arc::clone(approved.graph_arc());
-        let node = approved
-            .node()
-            .ok_or_else(|| unsupported("a plan without its node"))?;
+        let node = approved.node();
         let o = &node.options;
         if o.dropout_probability.is_some() || node.port(Port::DropoutMask).is_some() {
             return Err(unsupported("dropout"));

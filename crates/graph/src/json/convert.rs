@@ -2,7 +2,7 @@
 //! nothing else: it neither checks structure (that is [`Graph::validate`]) nor fills in
 //! anything the file did not say.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::error::LoadError;
 use super::locate::{locate, JsonPath};
@@ -75,7 +75,7 @@ pub(crate) fn to_doc(graph: &Graph) -> GraphDoc {
                 .map_or_else(|| format!("#{} (dangling)", id.index()), |t| t.name.clone()),
         )
     };
-    let ports = |map: &std::collections::BTreeMap<Port, TensorId>| {
+    let ports = |map: &BTreeMap<Port, TensorId>| {
         let mut entries: Vec<(Port, TensorRef)> =
             map.iter().map(|(&p, &t)| (p, name_of(t))).collect();
         entries.sort_by_key(|(p, _)| p.name());
@@ -141,17 +141,43 @@ pub(crate) fn to_doc(graph: &Graph) -> GraphDoc {
     }
 }
 
-/// Resolves tensor references of one document.
-struct Resolver<'a> {
+/// Resolves tensor references (by name or uid) of one document, with located errors.
+pub(crate) struct Resolver<'a> {
     text: &'a str,
     file: &'a str,
-    names: HashMap<&'a str, TensorId>,
+    names: HashMap<String, TensorId>,
     uids: HashMap<i64, Vec<TensorId>>,
-    tensor_names: Vec<&'a str>,
+    tensor_names: Vec<String>,
 }
 
-impl Resolver<'_> {
-    fn resolve(&self, r: &TensorRef, path: JsonPath) -> Result<TensorId, LoadError> {
+impl<'a> Resolver<'a> {
+    /// An empty resolver for `text`, loaded from `file`.
+    pub(crate) fn new(text: &'a str, file: &'a str) -> Self {
+        Resolver {
+            text,
+            file,
+            names: HashMap::new(),
+            uids: HashMap::new(),
+            tensor_names: Vec::new(),
+        }
+    }
+
+    /// Registers the next tensor (ids in order) under its name, extra aliases and uid. The
+    /// first tensor registered under a name keeps it.
+    pub(crate) fn add(&mut self, name: &str, aliases: &[&str], uid: Option<i64>) -> TensorId {
+        let id = TensorId(u32::try_from(self.tensor_names.len()).unwrap_or(u32::MAX));
+        for n in std::iter::once(name).chain(aliases.iter().copied()) {
+            self.names.entry(n.to_owned()).or_insert(id);
+        }
+        if let Some(uid) = uid {
+            self.uids.entry(uid).or_default().push(id);
+        }
+        self.tensor_names.push(name.to_owned());
+        id
+    }
+
+    /// The tensor `r` refers to; `path` is where the reference is, for errors.
+    pub(crate) fn resolve(&self, r: &TensorRef, path: JsonPath) -> Result<TensorId, LoadError> {
         let at = locate(self.text, &path).unwrap_or_default();
         let (file, path) = (self.file.to_owned(), path.to_string());
         match r {
@@ -175,7 +201,7 @@ impl Resolver<'_> {
                     uid: *uid,
                     tensors: ids
                         .iter()
-                        .map(|id| self.tensor_names[id.index()].to_owned())
+                        .map(|id| self.tensor_names[id.index()].clone())
                         .collect(),
                 }),
                 _ => Err(LoadError::UnknownUid {
@@ -188,11 +214,8 @@ impl Resolver<'_> {
         }
     }
 
-    fn ports(
-        &self,
-        map: &PortMap,
-        path: JsonPath,
-    ) -> Result<std::collections::BTreeMap<Port, TensorId>, LoadError> {
+    /// Resolves a port map found at `path`.
+    fn ports(&self, map: &PortMap, path: JsonPath) -> Result<BTreeMap<Port, TensorId>, LoadError> {
         map.0
             .iter()
             .map(|(port, r)| Ok((*port, self.resolve(r, path.key(port.name()))?)))
@@ -202,20 +225,9 @@ impl Resolver<'_> {
 
 /// The graph a parsed document describes. `text` and `file` serve error locations.
 pub(crate) fn from_doc(doc: &GraphDoc, text: &str, file: &str) -> Result<Graph, LoadError> {
-    let mut resolver = Resolver {
-        text,
-        file,
-        names: HashMap::new(),
-        uids: HashMap::new(),
-        tensor_names: Vec::new(),
-    };
-    for (index, (name, t)) in doc.tensors.0.iter().enumerate() {
-        let id = TensorId(u32::try_from(index).unwrap_or(u32::MAX));
-        resolver.names.insert(name.as_str(), id);
-        resolver.tensor_names.push(name.as_str());
-        if let Some(uid) = t.uid {
-            resolver.uids.entry(uid).or_default().push(id);
-        }
+    let mut resolver = Resolver::new(text, file);
+    for (name, t) in &doc.tensors.0 {
+        resolver.add(name, &[], t.uid);
     }
     let ctx = &doc.context;
     let mut graph = Graph::new(Context {

@@ -191,7 +191,13 @@ pub struct Finite32(pub f32);
 
 impl Serialize for Finite32 {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_f32(self.0)
+        if self.0.is_finite() {
+            serializer.serialize_f32(self.0)
+        } else {
+            // serde_json would write null, which reads back as "absent": write a string that
+            // fails to load instead of silently dropping the option.
+            serializer.serialize_str(&self.0.to_string())
+        }
     }
 }
 

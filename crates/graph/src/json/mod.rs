@@ -30,6 +30,8 @@ mod error;
 mod locate;
 mod maps;
 mod pretty;
+#[cfg(test)]
+mod tests;
 mod wire;
 
 use std::path::Path;
@@ -116,7 +118,8 @@ fn serde_error(e: &serde_json::Error, text: &str, file: &str) -> LoadError {
 /// gives back an equal graph, and saving that again gives the same text.
 ///
 /// A graph that fails [`Graph::validate`] may save to text that does not load (duplicate
-/// tensor names become duplicate keys; a dangling id is written as `#N (dangling)`).
+/// tensor names become duplicate keys; a dangling id is written as `#N (dangling)`, a
+/// non-finite f32 option as a string such as `"NaN"`).
 pub fn to_string(graph: &Graph) -> String {
     let doc = convert::to_doc(graph);
     let pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();

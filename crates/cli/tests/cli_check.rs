@@ -1,0 +1,99 @@
+//! `rime check`, `rime heuristics` and `rime explain`: output, JSON and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rime_analyzer::{analyze, render_report, ReasonCode, Target};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn rime(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rime"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("rime runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const BROADCAST_DET: &str = "tests/fixtures/valid/bwd_bias_broadcast_dbias_deterministic.json";
+
+#[test]
+fn check_prints_the_analyzers_report() {
+    let out = rime(&["check", BROADCAST_DET, "--target", "rtx-5090"]);
+    assert_eq!(out.status.code(), Some(0), "the CPU reference supports it");
+    let graph = rime_graph::json::load_file(repo().join(BROADCAST_DET)).expect("loads");
+    let expected = render_report(&analyze(&graph, &Target::by_name("rtx-5090").unwrap()));
+    assert_eq!(stdout(&out), expected);
+    assert!(expected.contains("BIA003"));
+}
+
+#[test]
+fn check_json_is_a_report_document() {
+    let out = rime(&["check", BROADCAST_DET, "--target", "rtx-pro-6000", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(doc["format"], "rime.report");
+    assert_eq!(
+        doc["supported_engines"],
+        serde_json::json!(["cpu_reference"])
+    );
+    let configs = doc["nodes"][0]["configs"].as_array().expect("configs");
+    assert!(configs
+        .iter()
+        .filter(|c| c["engine"] == "sm120")
+        .all(|c| c["verdict"] == "rejected"));
+}
+
+#[test]
+fn check_exit_codes() {
+    let unsupported = "tests/fixtures/unsupported/cpu002_smx004_ragged_thd_q.json";
+    assert_eq!(rime(&["check", unsupported]).status.code(), Some(1));
+    assert_eq!(
+        rime(&["check", BROADCAST_DET, "--target", "rtx-4090"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let small = rime(&[
+        "check",
+        BROADCAST_DET,
+        "-t",
+        "rtx-5090",
+        "--free-memory",
+        "1000",
+    ]);
+    assert!(stdout(&small).contains("WSP002"));
+}
+
+#[test]
+fn heuristics_ranks_and_pins() {
+    let file = "tests/fixtures/valid/bwd_deterministic.json";
+    let out = rime(&["heuristics", file, "--target", "rtx-pro-6000"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("1. sm120/"), "{text}");
+    assert!(!text.contains("sm120/atomic"), "deterministic: {text}");
+    let pinned = rime(&["heuristics", file, "--pin", "sm120/atomic"]);
+    assert_eq!(pinned.status.code(), Some(1), "nothing left");
+    let json = rime(&["heuristics", file, "--json", "--mode", "b"]);
+    let docs: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("json");
+    assert_eq!(docs["format"], "rime.ranking");
+    assert_eq!(docs["mode"], "b");
+    assert_eq!(docs["candidates"][0]["rank"], 1);
+}
+
+#[test]
+fn explain_prints_a_code_or_lists_them_all() {
+    let out = rime(&["explain", "bia003"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.starts_with("BIA003 (Bias)") && text.contains("Why: ") && text.contains("Fix: "));
+    assert_eq!(rime(&["explain", "XYZ999"]).status.code(), Some(2));
+    let all = stdout(&rime(&["explain"]));
+    assert_eq!(all.lines().count(), ReasonCode::ALL.len());
+}
