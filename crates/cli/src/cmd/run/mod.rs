@@ -13,13 +13,15 @@ mod progress;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use rime_analyzer::{
     analyze, heuristics, render_report, Candidate, EngineKind, HeuristicsOptions, Target,
 };
-use rime_engines::{CpuEngine, Engine, HostBuffer, Plan, VariantPack, Workspace};
+use rime_engines::cuda::{CudaDevice, DeviceBuffer, DeviceWorkspace, Sm120Engine};
+use rime_engines::{Buffer, CpuEngine, Engine, HostBuffer, Plan, VariantPack, Workspace};
 use rime_graph::{Graph, NodeId, OpKind, Port, TensorId};
 
 use data::{Inputs, Summary};
@@ -46,16 +48,44 @@ pub struct RunArgs {
     pub seed: u64,
 }
 
-/// The engines this build can execute.
-fn engine_for(kind: EngineKind) -> Option<Box<dyn Engine>> {
-    match kind {
-        EngineKind::CpuReference => Some(Box::new(CpuEngine)),
-        EngineKind::Sm120 => None,
+/// The engines this machine can execute: the CPU always, sm120 when a CUDA device is usable.
+struct Engines {
+    device: Option<Arc<CudaDevice>>,
+}
+
+impl Engines {
+    /// Probes CUDA (never panics); without it, says why and keeps the CPU engine only.
+    fn probe(target: &str) -> Engines {
+        if target == "cpu" {
+            return Engines { device: None };
+        }
+        match rime_engines::cuda::selftest::open_default_device() {
+            Ok(d) => Engines {
+                device: Some(Arc::new(d)),
+            },
+            Err(e) => {
+                eprintln!("note: {e}; only the CPU engine can run here");
+                Engines { device: None }
+            }
+        }
+    }
+
+    fn get(&self, kind: EngineKind) -> Option<Box<dyn Engine>> {
+        match kind {
+            EngineKind::CpuReference => Some(Box::new(CpuEngine)),
+            EngineKind::Sm120 => self
+                .device
+                .as_ref()
+                .map(|d| Box::new(Sm120Engine::new(Arc::clone(d))) as Box<dyn Engine>),
+        }
     }
 }
 
-/// `auto` is this machine: the CPU unless a GPU engine is available (none in this build).
-fn target(name: &str) -> anyhow::Result<Target> {
+/// `auto` is this machine: device 0's properties when CUDA is usable, else the CPU.
+fn target(name: &str, engines: &Engines) -> anyhow::Result<Target> {
+    if name == "auto" && engines.device.is_some() {
+        return Ok(rime_engines::cuda::auto_target(0)?);
+    }
     let name = if name == "auto" { "cpu" } else { name };
     Target::by_name(name).with_context(|| {
         let known: Vec<String> = Target::all().into_iter().map(|t| t.name).collect();
@@ -67,16 +97,16 @@ fn target(name: &str) -> anyhow::Result<Target> {
 }
 
 /// The candidate to run for `node`: the top one this build can execute.
-fn choose(node: NodeId, ranked: &[Candidate]) -> Option<&Candidate> {
+fn choose<'a>(node: NodeId, ranked: &'a [Candidate], engines: &Engines) -> Option<&'a Candidate> {
     let mine = || ranked.iter().filter(move |c| c.node == node);
     let top = mine().next()?;
-    if engine_for(top.config.engine).is_some() {
+    if engines.get(top.config.engine).is_some() {
         return Some(top);
     }
-    let fallback = mine().find(|c| engine_for(c.config.engine).is_some());
+    let fallback = mine().find(|c| engines.get(c.config.engine).is_some());
     if let Some(f) = fallback {
         eprintln!(
-            "note: node '{}': top candidate {} needs a GPU this build cannot drive; running {} instead",
+            "note: node '{}': top candidate {} needs a GPU this machine cannot drive; running {} instead",
             top.node_name,
             top.config.label(),
             f.config.label()
@@ -95,7 +125,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::FAILURE);
     }
-    let target = target(&args.target)?;
+    let engines = Engines::probe(&args.target);
+    let target = target(&args.target, &engines)?;
     let report = analyze(&graph, &target);
     let options = HeuristicsOptions {
         pin: args.engine.clone(),
@@ -105,7 +136,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let order = graph.topological_order().context("graph has a cycle")?;
     let mut chosen = Vec::new();
     for &node in &order {
-        match choose(node, &ranked) {
+        match choose(node, &ranked, &engines) {
             Some(c) => chosen.push(c),
             None => {
                 println!(
@@ -129,7 +160,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     for candidate in &chosen {
         let node = graph.node(candidate.node).context("node vanished")?;
         let approved = report.approve(candidate)?;
-        let engine = engine_for(candidate.config.engine).context("engine vanished")?;
+        let engine = engines
+            .get(candidate.config.engine)
+            .context("engine vanished")?;
         let plan = engine.build_plan(&approved)?;
         for &id in &plan.tensors().inputs {
             if tensors.contains_key(&id) {
@@ -144,7 +177,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
             tensors.insert(id, inputs.make(&graph, id)?);
         }
-        execute(&graph, candidate, plan.as_ref(), &mut tensors)?;
+        execute(&graph, candidate, plan.as_ref(), &mut tensors, &engines)?;
     }
 
     let outputs: Vec<TensorId> = chosen
@@ -173,19 +206,33 @@ fn node_name(graph: &Graph, node: NodeId) -> String {
         .map_or_else(String::new, |n| n.name.clone())
 }
 
+/// A host buffer where the plan's engine reads it: as is for the CPU, copied to the device for
+/// sm120.
+fn placed(host: &HostBuffer, device: Option<&Arc<CudaDevice>>) -> anyhow::Result<Box<dyn Buffer>> {
+    Ok(match device {
+        Some(d) => Box::new(DeviceBuffer::upload(d, host)?),
+        None => Box::new(host.clone()),
+    })
+}
+
 /// Executes one plan over the tensors made so far; its outputs join them.
 fn execute(
     graph: &Graph,
     candidate: &Candidate,
     plan: &dyn Plan,
     tensors: &mut BTreeMap<TensorId, HostBuffer>,
+    engines: &Engines,
 ) -> anyhow::Result<()> {
+    let device = match candidate.config.engine {
+        EngineKind::Sm120 => Some(engines.device.as_ref().context("no CUDA device")?),
+        EngineKind::CpuReference => None,
+    };
     let mut pack = VariantPack::new();
     for &id in &plan.tensors().inputs {
         let buffer = tensors
             .get(&id)
             .with_context(|| format!("no data for '{}'", tensor_name(graph, id)))?;
-        pack.insert(id, Box::new(buffer.clone()));
+        pack.insert(id, placed(buffer, device)?);
     }
     for &id in &plan.tensors().outputs {
         let t = graph.get(id).context("output vanished")?;
@@ -197,9 +244,12 @@ fn execute(
             .and_then(|s| usize::try_from(s).ok())
             .context("output too large")?;
         let zeros = HostBuffer::zeros(dt, span).with_context(|| format!("'{}' is {dt}", t.name))?;
-        pack.insert(id, Box::new(zeros));
+        pack.insert(id, placed(&zeros, device)?);
     }
-    let mut workspace = Workspace::host(plan.workspace_size());
+    let mut workspace = match device {
+        Some(d) => Workspace::Device(DeviceWorkspace::new(d, plan.workspace_size())?),
+        None => Workspace::host(plan.workspace_size()),
+    };
     let started = Instant::now();
     let progress = progress::Progress::start(&candidate.node_name);
     let result = plan.execute(&mut pack, &mut workspace);
@@ -222,10 +272,14 @@ fn execute(
     for &id in &plan.tensors().outputs {
         let key = id.into();
         let buffer = pack.take(&key).context("output buffer vanished")?;
-        let Some(host) = buffer.as_any().downcast_ref::<HostBuffer>() else {
-            bail!("output '{}' is not in host memory", tensor_name(graph, id));
+        let host = match (buffer.as_any().downcast_ref::<DeviceBuffer>(), device) {
+            (Some(on_device), Some(d)) => on_device.download(d)?,
+            _ => match buffer.as_any().downcast_ref::<HostBuffer>() {
+                Some(h) => h.clone(),
+                None => bail!("output '{}' is not in host memory", tensor_name(graph, id)),
+            },
         };
-        tensors.insert(id, host.clone());
+        tensors.insert(id, host);
     }
     Ok(())
 }
