@@ -482,6 +482,23 @@ reason_codes! {
     /// Fix: repeat K or V heads so that Hk == Hv, or use the cpu_reference engine.
     Sm120KvHeadsDiffer = "SMX009", Sm120;
 
+    /// The graph has an attention sink (SINK_TOKEN) or asks for dSink.
+    ///
+    /// Why: the SM120 kernels do not yet add the sink logit to the softmax denominator nor
+    /// reduce dSink; the analyzer only approves what the kernels implement.
+    ///
+    /// Fix: use the cpu_reference engine for graphs with sinks.
+    Sm120Sink = "SMX010", Sm120;
+
+    /// The score scale is an Attn_scale tensor whose value is only known at execution.
+    ///
+    /// Why: the SM120 kernels take the scale as a launch argument fixed when the plan is
+    /// built; a device-resident scale tensor is not read.
+    ///
+    /// Fix: give the scale by value (`attn_scale`), or make the Attn_scale tensor
+    /// pass-by-value (`"value": {"f32": ...}`).
+    Sm120ScaleTensor = "SMX011", Sm120;
+
     // ---------------------------------------------------------------- routes
     /// The atomic route is not deterministic and the graph asks for determinism.
     ///

@@ -170,6 +170,27 @@ fn features(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
             ),
         );
     }
+    let sink_port = [Port::Sink, Port::DSink]
+        .into_iter()
+        .find(|&p| ctx.node.port(p).is_some());
+    if let Some(port) = sink_port {
+        out.push(Rejection::new(
+            ReasonCode::Sm120Sink,
+            ctx.port(port),
+            "the SM120 kernels do not implement attention sinks",
+        ));
+    }
+    let scale_tensor = ctx
+        .node
+        .input(Port::AttnScale)
+        .and_then(|id| ctx.graph.get(id));
+    if scale_tensor.is_some_and(|t| t.pass_by_value.is_none()) {
+        out.push(Rejection::new(
+            ReasonCode::Sm120ScaleTensor,
+            ctx.port(Port::AttnScale),
+            "the Attn_scale tensor is not passed by value",
+        ));
+    }
     let s = ctx.shape;
     if s.hk != s.hv {
         out.push(
