@@ -97,3 +97,20 @@ fn explain_prints_a_code_or_lists_them_all() {
     let all = stdout(&rime(&["explain"]));
     assert_eq!(all.lines().count(), ReasonCode::ALL.len());
 }
+
+#[test]
+fn check_auto_is_the_device_or_the_cpu_with_a_note() {
+    let out = rime(&["check", BROADCAST_DET, "--target", "auto"]);
+    assert_eq!(out.status.code(), Some(0), "the CPU reference supports it");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("note: target `auto`") {
+        assert!(stderr.contains("CUDA unavailable"), "says why: {stderr}");
+        assert!(stdout(&out).starts_with("target: cpu "), "{}", stdout(&out));
+    } else {
+        assert!(
+            stdout(&out).starts_with("target: auto:"),
+            "{}",
+            stdout(&out)
+        );
+    }
+}

@@ -14,7 +14,8 @@ fn target_names() -> clap::builder::PossibleValuesParser {
 pub struct AnalysisArgs {
     /// Graph file (JSON, format rime.graph v1).
     pub file: PathBuf,
-    /// Target profile, or `auto` (device 0's properties and free memory, read now).
+    /// Target profile, or `auto` (device 0's properties and free memory, read now; the CPU
+    /// when there is no usable GPU).
     #[arg(long, short, default_value = "rtx-pro-6000", value_parser = target_names())]
     pub target: String,
     /// Free device memory in bytes (default: a fixed fraction of the profile's total).
@@ -26,23 +27,26 @@ pub struct AnalysisArgs {
 }
 
 impl AnalysisArgs {
-    /// The target named by `--target`, with `--free-memory` applied.
+    /// The target named by `--target`, with `--free-memory` applied. `auto` is device 0 when
+    /// CUDA is usable, else the `cpu` target (saying why on stderr).
     pub fn target(&self) -> anyhow::Result<Target> {
-        if self.target == "auto" {
-            // Device 0's properties and free memory, read now; a clear reason without CUDA.
-            let target = rime_engines::cuda::auto_target(0)
-                .map_err(|e| anyhow::anyhow!("target `auto`: {e}"))?;
-            return Ok(match self.free_memory {
-                Some(bytes) => target.with_free_memory(bytes),
-                None => target,
-            });
-        }
-        let Some(target) = Target::by_name(&self.target) else {
-            bail!(
-                "unknown target `{}`; known targets: {}",
-                self.target,
-                Target::NAMES.join(", ")
-            );
+        let target = if self.target == "auto" {
+            match rime_engines::cuda::auto_target(0) {
+                Ok(target) => target,
+                Err(why) => {
+                    eprintln!("note: target `auto`: {why}; analysing for the `cpu` target");
+                    Target::by_name("cpu").context("the `cpu` target profile is missing")?
+                }
+            }
+        } else {
+            let Some(target) = Target::by_name(&self.target) else {
+                bail!(
+                    "unknown target `{}`; known targets: {}",
+                    self.target,
+                    Target::NAMES.join(", ")
+                );
+            };
+            target
         };
         Ok(match self.free_memory {
             Some(bytes) => target.with_free_memory(bytes),
