@@ -32,6 +32,8 @@ enum Command {
     Explain(cmd::explain::ExplainArgs),
     /// GPU conformance sweep: sm120 kernels against the reference (skips without a GPU).
     Selftest(cmd::selftest::SelftestArgs),
+    /// Time the sm120 backward on a named suite (JSON and a table under --out; needs a GPU).
+    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Command::Heuristics(args) => cmd::heuristics::run(args),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Selftest(args) => cmd::selftest::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
     };
     match result {
         Ok(code) => code,

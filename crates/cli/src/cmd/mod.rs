@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod check;
+pub mod determinism;
 pub mod explain;
 pub mod heuristics;
 pub mod run;

@@ -20,6 +20,14 @@ pub struct SelftestArgs {
     /// Fail (exit 1) instead of skipping when no GPU is usable (also RIME_REQUIRE_GPU=1).
     #[arg(long)]
     pub require_gpu: bool,
+    /// Determinism check instead of the conformance sweep: every route the analyzer approves for
+    /// deterministic graphs over a table of shapes, bitwise identical over `--repeats` runs,
+    /// against the atomic route and the CPU engine, with timings.
+    #[arg(long)]
+    pub determinism: bool,
+    /// Executions per route for `--determinism`.
+    #[arg(long, default_value_t = 20)]
+    pub repeats: usize,
 }
 
 fn line(r: &CaseReport) -> String {
@@ -66,6 +74,9 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
     let mut file = args.out.as_ref().map(std::fs::File::create).transpose()?;
     if let Some(f) = file.as_mut() {
         writeln!(f, "{header}")?;
+    }
+    if args.determinism {
+        return super::determinism::run(&dev, args, file.as_mut());
     }
     let cases: Vec<_> = selftest::cases(args.small)
         .into_iter()

@@ -243,6 +243,24 @@ impl Plan for Sm120EnginePlan {
         pack: &mut VariantPack,
         workspace: &mut Workspace,
     ) -> Result<(), EngineError> {
+        self.enqueue(pack, workspace)?;
+        // Surface asynchronous kernel failures here rather than at a later, unrelated call.
+        self.device.synchronize()?;
+        Ok(())
+    }
+}
+
+impl Sm120EnginePlan {
+    /// [`Plan::execute`] without the final stream synchronize: the kernels are queued on the
+    /// device's stream and may still be running on return (what timing with CUDA events needs).
+    ///
+    /// # Errors
+    /// As [`Plan::execute`], except that kernel failures surface at the next synchronize.
+    pub fn enqueue(
+        &self,
+        pack: &mut VariantPack,
+        workspace: &mut Workspace,
+    ) -> Result<(), EngineError> {
         check_workspace(self.workspace_size(), workspace)?;
         let binding = self.check(pack)?;
         let node = self
@@ -355,8 +373,6 @@ impl Plan for Sm120EnginePlan {
                 self.plan.backward(dev, bufs)?;
             }
         }
-        // Surface asynchronous kernel failures here rather than at a later, unrelated call.
-        dev.synchronize()?;
         Ok(())
     }
 }

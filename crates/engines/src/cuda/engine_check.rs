@@ -96,7 +96,8 @@ fn values(n: usize, seed: u64, stats: bool) -> Vec<f64> {
         .collect()
 }
 
-fn relative(out: &[f64], reference: &[f64]) -> OutputCheck {
+/// ||out - ref|| / ||ref|| over the finite outputs, and how many outputs are not finite.
+pub(crate) fn relative(out: &[f64], reference: &[f64]) -> OutputCheck {
     let (mut num, mut den, mut bad) = (0.0, 0.0, 0);
     for (&o, &r) in out.iter().zip(reference) {
         if !o.is_finite() {

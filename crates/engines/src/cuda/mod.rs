@@ -7,6 +7,7 @@
 pub mod buffer;
 pub mod compile;
 pub mod context;
+pub mod determinism;
 pub mod engine;
 pub mod engine_check;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod problem;
 pub mod reference;
 pub mod selftest;
 pub mod table;
+pub mod workload;
 
 pub use buffer::{DeviceBuffer, DeviceWorkspace};
 pub use context::{auto_target, CudaDevice};

@@ -1,0 +1,303 @@
+//! `rime bench`: times the sm120 backward on a named suite of cases (benches/gpu_suite.json) and
+//! writes `results.json`, `table.md` and `cases.json` (the cases in the PyTorch peer script's
+//! input format) under `--out`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _};
+use rime_engines::cuda::workload::{
+    median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload,
+};
+use rime_engines::cuda::{selftest, CudaDevice};
+use rime_graph::DataType;
+use serde_json::{json, Value};
+
+/// Arguments of `rime bench`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Suite name in the suites file.
+    #[arg(long, default_value = "standard")]
+    pub suite: String,
+    /// The suites file.
+    #[arg(long, default_value = "benches/gpu_suite.json")]
+    pub suites: PathBuf,
+    /// Output directory (created).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Untimed executions before timing.
+    #[arg(long, default_value_t = 5)]
+    pub warmup: usize,
+    /// Timed executions (the median is reported).
+    #[arg(long, default_value_t = 20)]
+    pub iters: usize,
+    /// Run only cases whose name contains this text.
+    #[arg(long)]
+    pub filter: Option<String>,
+}
+
+fn int(v: &Value, key: &str) -> anyhow::Result<i64> {
+    v.get(key)
+        .and_then(Value::as_i64)
+        .with_context(|| format!("suite entry {v} lacks the integer '{key}'"))
+}
+
+fn io_of(v: &Value, default: DataType) -> anyhow::Result<DataType> {
+    match v.get("io").and_then(Value::as_str) {
+        None => Ok(default),
+        Some("bf16") => Ok(DataType::Bf16),
+        Some("f16") => Ok(DataType::F16),
+        Some(other) => bail!("io '{other}' is not bf16 or f16"),
+    }
+}
+
+fn shape_case(
+    s: &Value,
+    bias: BiasKind,
+    causal: bool,
+    deterministic: bool,
+    io: DataType,
+) -> anyhow::Result<BackwardCase> {
+    let d = int(s, "d")?;
+    Ok(BackwardCase {
+        b: int(s, "b")?,
+        hq: int(s, "hq")?,
+        hk: int(s, "hk")?,
+        sq: int(s, "s")?,
+        skv: int(s, "s")?,
+        d,
+        dv: s.get("dv").and_then(Value::as_i64).unwrap_or(d),
+        causal,
+        bias,
+        io,
+        deterministic,
+    })
+}
+
+/// The cases of suite `name`: every shape x bias x causal x deterministic, then the extras.
+fn suite_cases(suites: &Value, name: &str) -> anyhow::Result<Vec<BackwardCase>> {
+    let suite = suites
+        .get(name)
+        .with_context(|| format!("no suite named '{name}'"))?;
+    let io = io_of(suite, DataType::Bf16)?;
+    let list = |key: &str| -> Vec<Value> {
+        suite
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let bias_of = |v: &Value| -> anyhow::Result<BiasKind> {
+        let n = v.as_str().unwrap_or("?");
+        BiasKind::from_name(n).with_context(|| format!("unknown bias '{n}'"))
+    };
+    let flags = |key: &str| -> Vec<bool> { list(key).iter().filter_map(Value::as_bool).collect() };
+    let mut cases = Vec::new();
+    for s in list("shapes") {
+        for b in list("bias") {
+            for &causal in &flags("causal") {
+                for &det in &flags("deterministic") {
+                    cases.push(shape_case(&s, bias_of(&b)?, causal, det, io)?);
+                }
+            }
+        }
+    }
+    for e in list("extra") {
+        let flag = |k: &str| e.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let bias = bias_of(e.get("bias").unwrap_or(&json!("none")))?;
+        cases.push(shape_case(
+            &e,
+            bias,
+            flag("causal"),
+            flag("deterministic"),
+            io_of(&e, io)?,
+        )?);
+    }
+    Ok(cases)
+}
+
+fn peer_case(c: &BackwardCase) -> Value {
+    json!({
+        "b": c.b, "hq": c.hq, "hk": c.hk, "sq": c.sq, "skv": c.skv, "d": c.d, "dv": c.dv,
+        "causal": c.causal, "bias": c.bias.name(), "dtype": c.io.to_string(),
+        "deterministic": c.deterministic,
+    })
+}
+
+/// Times one case with the analyzer's first sm120 choice for the live device.
+fn bench_case(
+    dev: &Arc<CudaDevice>,
+    target: &rime_analyzer::Target,
+    c: &BackwardCase,
+    args: &BenchArgs,
+) -> Value {
+    let mut v = json!({ "case": peer_case(c), "name": c.name() });
+    let graph = match c.graph() {
+        Ok(g) => g,
+        Err(e) => {
+            v["error"] = json!(e.to_string());
+            return v;
+        }
+    };
+    let (report, ranked) = sm120_candidates(&graph, target);
+    let Some(cand) = ranked.first() else {
+        let mut codes: Vec<String> = report
+            .all_rejections()
+            .map(|r| r.code.to_string())
+            .collect();
+        codes.dedup();
+        v["rejected"] = json!(codes);
+        return v;
+    };
+    v["route"] = json!(cand.config.route.map(|r| r.to_string()));
+    v["kernel"] = json!(cand.config.kernel.map(|k| k.name));
+    v["dq_kernel"] = json!(cand.config.dq_kernel.map(|k| k.name));
+    v["workspace_bytes"] = json!(cand.config.workspace.total_bytes());
+    let timed = (|| -> Result<Vec<f64>, rime_engines::EngineError> {
+        let mut w = Workload::new(dev, graph.clone(), 1, false)?;
+        let mut p = Prepared::new(dev, &report, cand)?;
+        p.time(dev, &mut w.pack, args.warmup, args.iters)
+    })();
+    match timed {
+        Ok(times) => {
+            let ms = median(&times);
+            v["median_ms"] = json!(ms);
+            v["min_ms"] = json!(times.first());
+            v["max_ms"] = json!(times.last());
+            v["iters"] = json!(times.len());
+            v["tflops"] = json!(c.flops() / (ms * 1e-3) / 1e12);
+            if c.bias != BiasKind::None {
+                v["bias_gbps"] = json!(c.bias_bytes() / (ms * 1e-3) / 1e9);
+            }
+        }
+        Err(e) => v["error"] = json!(e.to_string()),
+    }
+    v
+}
+
+fn cell(v: &Value, key: &str, digits: usize) -> String {
+    v.get(key)
+        .and_then(Value::as_f64)
+        .map_or_else(|| "-".into(), |x| format!("{x:.digits$}"))
+}
+
+fn table_row(v: &Value) -> String {
+    let what = if let Some(r) = v.get("rejected") {
+        format!("rejected {r}")
+    } else if let Some(e) = v.get("error").and_then(Value::as_str) {
+        format!("error: {}", e.lines().next().unwrap_or(""))
+    } else {
+        let kernels = [v["kernel"].as_str(), v["dq_kernel"].as_str()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("+");
+        format!("{} | {kernels}", v["route"].as_str().unwrap_or("-"))
+    };
+    format!(
+        "| {} | {what} | {} | {} | {} |",
+        v["name"].as_str().unwrap_or("?"),
+        cell(v, "median_ms", 3),
+        cell(v, "tflops", 1),
+        cell(v, "bias_gbps", 0)
+    )
+}
+
+/// Runs the suite; exit 1 when a case the analyzer approved failed to run.
+///
+/// # Errors
+/// No GPU, an unreadable suites file or an unwritable output directory.
+pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.suites)
+        .with_context(|| format!("reading {}", args.suites.display()))?;
+    let suites: Value = serde_json::from_str(&text)
+        .with_context(|| format!("parsing {}", args.suites.display()))?;
+    let cases: Vec<_> = suite_cases(&suites, &args.suite)?
+        .into_iter()
+        .filter(|c| {
+            args.filter
+                .as_ref()
+                .is_none_or(|f| c.name().contains(f.as_str()))
+        })
+        .collect();
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let peers: Vec<Value> = cases.iter().map(peer_case).collect();
+    std::fs::write(
+        args.out.join("cases.json"),
+        serde_json::to_string_pretty(&peers)?,
+    )?;
+    let dev = Arc::new(selftest::open_default_device().context("rime bench needs a GPU")?);
+    let target = rime_engines::cuda::auto_target(0)?;
+    let p = dev.properties();
+    let header = format!(
+        "rime bench --suite {}: {} cases on {} (sm_{}{}, {} SMs), {} warm-up + {} timed runs each, CUDA events, median",
+        args.suite,
+        cases.len(),
+        p.name,
+        p.compute_capability.0,
+        p.compute_capability.1,
+        p.multiprocessors,
+        args.warmup,
+        args.iters
+    );
+    println!("{header}");
+    let mut table = vec![
+        header.clone(),
+        String::new(),
+        "| case | route | kernels | median ms | TFLOP/s | bias+dBias GB/s |".into(),
+        "|---|---|---|---:|---:|---:|".into(),
+    ];
+    let mut results = Vec::new();
+    for c in &cases {
+        let v = bench_case(&dev, &target, c, args);
+        let row = table_row(&v);
+        println!("{row}");
+        table.push(row);
+        results.push(v);
+        // Partial results survive a run cut short.
+        std::fs::write(
+            args.out.join("results.json"),
+            serde_json::to_string_pretty(&json!({ "header": header, "results": results }))?,
+        )?;
+    }
+    std::fs::write(args.out.join("table.md"), table.join("\n") + "\n")?;
+    let failed = results.iter().filter(|v| v.get("error").is_some()).count();
+    println!("{} cases, {} failed to run", results.len(), failed);
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suites() -> Value {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/gpu_suite.json");
+        serde_json::from_str(&std::fs::read_to_string(path).expect("suite file")).expect("json")
+    }
+
+    #[test]
+    fn standard_suite_is_issue_7s_73_cases() {
+        let cases = suite_cases(&suites(), "standard").expect("suite");
+        assert_eq!(cases.len(), 6 * 3 * 2 * 2 + 1);
+        assert_eq!(cases.iter().filter(|c| c.io == DataType::F16).count(), 1);
+        assert!(cases.iter().any(|c| c.d == 192 && c.dv == 128));
+        assert!(cases.iter().any(|c| c.hq == 32 && c.hk == 8));
+        let peer = peer_case(&cases[0]);
+        assert_eq!(peer["dtype"], "bf16");
+        assert_eq!(peer["bias"], "none");
+    }
+
+    #[test]
+    fn unknown_suite_and_bias_are_errors() {
+        assert!(suite_cases(&suites(), "nope").is_err());
+        let bad = json!({"s": {"shapes": [{"b":1,"hq":1,"hk":1,"s":8,"d":64}], "bias": ["x"],
+                               "causal": [false], "deterministic": [false]}});
+        assert!(suite_cases(&bad, "s").is_err());
+    }
+}

@@ -1,0 +1,381 @@
+//! `rime selftest --determinism`: for a table of backward shapes, every sm120 route the analyzer
+//! approves for the deterministic graph runs N times on fresh poisoned outputs and must give
+//! bitwise-identical dQ, dK, dV (and dBias) each time (FNV-1a of each output's bytes); the
+//! atomic route (approved for the same graph without `deterministic`) must agree with them and
+//! every route with the CPU engine, within the io type's tolerance. Each route is also timed
+//! (CUDA events, median) so that deterministic time over atomic time is measured on the same
+//! shapes. Deterministic + broadcast bias + dBias must stay rejected for sm120.
+
+use std::sync::Arc;
+
+use rime_analyzer::{EngineKind, HeuristicsOptions, Route, Target};
+use rime_graph::DataType;
+
+use super::context::CudaDevice;
+use super::engine_check::relative;
+use super::workload::{hash, median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
+use crate::{CpuEngine, Engine, EngineError, HostBuffer, VariantPack, Workspace};
+
+/// The shape table (odd lengths, GQA/MQA, causal, per-batch bias + dBias, both io types);
+/// `small` keeps lengths low for compute-sanitizer runs.
+pub fn cases(small: bool) -> Vec<BackwardCase> {
+    use BiasKind::{Batch, Broadcast, None};
+    let c = |b, hq, hk, sq, skv, d, dv, causal, bias, io| BackwardCase {
+        b,
+        hq,
+        hk,
+        sq,
+        skv,
+        d,
+        dv,
+        causal,
+        bias,
+        io,
+        deterministic: true,
+    };
+    let (bf, f) = (DataType::Bf16, DataType::F16);
+    if small {
+        return vec![
+            c(2, 2, 2, 77, 130, 64, 64, false, Batch, bf),
+            c(1, 4, 2, 70, 90, 128, 128, true, Batch, bf),
+            c(2, 2, 1, 33, 65, 192, 128, false, None, f),
+            c(1, 2, 2, 100, 61, 64, 64, true, Broadcast, f),
+        ];
+    }
+    vec![
+        c(2, 4, 4, 257, 257, 64, 64, false, Batch, bf),
+        c(2, 8, 2, 300, 190, 128, 128, true, Batch, bf),
+        c(1, 4, 4, 129, 1000, 64, 64, true, Batch, bf),
+        c(2, 4, 1, 77, 130, 192, 128, false, Batch, bf),
+        c(3, 6, 3, 513, 513, 128, 128, true, None, bf),
+        c(2, 4, 4, 1000, 1000, 64, 64, false, Batch, bf),
+        c(2, 4, 2, 333, 444, 128, 128, true, Batch, f),
+        c(2, 8, 8, 1024, 1024, 128, 128, false, None, f),
+        // MQA, causal, odd lengths; a (1, H) bias with B = 1 is a per-batch bias (deterministic
+        // + broadcast + dBias with B > 1 is checked as a rejection instead).
+        c(2, 8, 1, 191, 383, 64, 64, true, Batch, bf),
+        c(1, 4, 4, 200, 300, 64, 64, true, Broadcast, bf),
+    ]
+}
+
+/// One route of one case.
+#[derive(Debug, Clone)]
+pub struct RouteResult {
+    /// `sm120/<route>`.
+    pub label: String,
+    /// Main kernel (and dQ GEMM) configuration.
+    pub kernel: String,
+    /// True for the analyzer's first choice on the deterministic graph.
+    pub chosen: bool,
+    /// Whether the route is deterministic.
+    pub deterministic: bool,
+    /// Distinct output-hash tuples over the repeats (1 = bitwise identical every time).
+    pub distinct: usize,
+    /// Hash of (dQ, dK, dV[, dBias]) of the first run, combined.
+    pub hash: u64,
+    /// Largest relative error over the outputs against the atomic route.
+    pub vs_atomic: f64,
+    /// Largest relative error over the outputs against the CPU engine.
+    pub vs_cpu: f64,
+    /// Non-finite output elements.
+    pub bad: usize,
+    /// Median backward time (ms).
+    pub median_ms: f64,
+    /// An error instead of results.
+    pub error: Option<String>,
+}
+
+/// One case: its routes, or why it could not run.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    /// Case name.
+    pub name: String,
+    /// Tolerance of the io type.
+    pub tolerance: f64,
+    /// Per route; the atomic route first.
+    pub routes: Vec<RouteResult>,
+    /// A case-level error.
+    pub error: Option<String>,
+}
+
+impl CaseResult {
+    /// Every deterministic route bitwise stable, every route within tolerance and finite.
+    pub fn passed(&self) -> bool {
+        self.error.is_none()
+            && self.routes.iter().any(|r| r.deterministic)
+            && self.routes.iter().all(|r| {
+                r.error.is_none()
+                    && r.bad == 0
+                    && (!r.deterministic || r.distinct == 1)
+                    && r.vs_atomic <= self.tolerance
+                    && r.vs_cpu <= self.tolerance
+            })
+    }
+
+    /// Deterministic time of the analyzer's choice over the atomic route's time.
+    pub fn det_over_atomic(&self) -> Option<f64> {
+        let atomic = self.routes.iter().find(|r| !r.deterministic)?.median_ms;
+        let chosen = self.routes.iter().find(|r| r.chosen)?.median_ms;
+        (atomic > 0.0).then(|| chosen / atomic)
+    }
+}
+
+fn cpu_outputs(w: &Workload, target: &Target) -> Result<Vec<Vec<f64>>, EngineError> {
+    let cpu = Target::by_name("cpu").unwrap_or_else(|| target.clone());
+    let report = rime_analyzer::analyze(&w.graph, &cpu);
+    let cand = rime_analyzer::heuristics(&report, &HeuristicsOptions::default())
+        .into_iter()
+        .find(|c| c.config.engine == EngineKind::CpuReference)
+        .ok_or(EngineError::Unsupported {
+            engine: "cpu_reference",
+            feature: "this graph",
+        })?;
+    let approved = report
+        .approve(&cand)
+        .map_err(|_| EngineError::Unsupported {
+            engine: "cpu_reference",
+            feature: "approval",
+        })?;
+    let plan = CpuEngine.build_plan(&approved)?;
+    let mut pack = VariantPack::new();
+    for (id, h) in &w.host_inputs {
+        pack.insert(*id, Box::new(h.clone()));
+    }
+    for &(id, dt, len) in &w.outputs {
+        let nan =
+            HostBuffer::from_f64(dt, &vec![f64::NAN; len]).ok_or(EngineError::Unsupported {
+                engine: "cpu_reference",
+                feature: "output type",
+            })?;
+        pack.insert(id, Box::new(nan));
+    }
+    plan.execute(&mut pack, &mut Workspace::host(plan.workspace_size()))?;
+    Ok(w.outputs
+        .iter()
+        .map(|(id, _, _)| {
+            pack.get(&(*id).into())
+                .and_then(|b| b.as_any().downcast_ref::<HostBuffer>())
+                .map(HostBuffer::to_f64)
+                .unwrap_or_default()
+        })
+        .collect())
+}
+
+fn worst(outs: &[Vec<f64>], reference: &[Vec<f64>]) -> (f64, usize) {
+    outs.iter()
+        .zip(reference)
+        .fold((0.0f64, 0), |(e, bad), (o, r)| {
+            let c = relative(o, r);
+            (e.max(c.rel_err), bad + c.bad)
+        })
+}
+
+struct Runs {
+    outputs: Vec<Vec<f64>>,
+    hashes: Vec<u64>,
+    distinct: usize,
+    median_ms: f64,
+}
+
+fn run_route(
+    dev: &Arc<CudaDevice>,
+    w: &mut Workload,
+    report: &rime_analyzer::SupportReport,
+    cand: &rime_analyzer::Candidate,
+    repeats: usize,
+    timing: (usize, usize),
+) -> Result<Runs, EngineError> {
+    let mut prepared = Prepared::new(dev, report, cand)?;
+    let mut seen: Vec<Vec<u64>> = Vec::new();
+    let mut first = None;
+    for _ in 0..repeats.max(1) {
+        w.poison_outputs(dev)?;
+        prepared.execute(&mut w.pack)?;
+        let outs = w.download(dev)?;
+        let hashes: Vec<u64> = outs.iter().map(hash).collect();
+        if !seen.contains(&hashes) {
+            seen.push(hashes.clone());
+        }
+        first.get_or_insert((outs, hashes));
+    }
+    let (outs, hashes) = first.unwrap_or_default();
+    let times = prepared.time(dev, &mut w.pack, timing.0, timing.1)?;
+    Ok(Runs {
+        outputs: outs.iter().map(HostBuffer::to_f64).collect(),
+        hashes,
+        distinct: seen.len(),
+        median_ms: median(&times),
+    })
+}
+
+fn combined(hashes: &[u64]) -> u64 {
+    hashes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ x).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn run_case(
+    dev: &Arc<CudaDevice>,
+    target: &Target,
+    case: &BackwardCase,
+    repeats: usize,
+    timing: (usize, usize),
+) -> CaseResult {
+    let tolerance = if case.io == DataType::Bf16 {
+        1e-2
+    } else {
+        3e-3
+    };
+    let mut result = CaseResult {
+        name: case.name(),
+        tolerance,
+        routes: Vec::new(),
+        error: None,
+    };
+    let atomic_case = BackwardCase {
+        deterministic: false,
+        ..case.clone()
+    };
+    let graphs = case
+        .graph()
+        .and_then(|d| atomic_case.graph().map(|a| (d, a)));
+    let (det_graph, atomic_graph) = match graphs {
+        Ok(g) => g,
+        Err(e) => {
+            result.error = Some(e.to_string());
+            return result;
+        }
+    };
+    // Both graphs are built in the same order, so their tensor ids coincide: one workload.
+    let mut w = match Workload::new(dev, det_graph.clone(), 17, true) {
+        Ok(w) => w,
+        Err(e) => {
+            result.error = Some(e.to_string());
+            return result;
+        }
+    };
+    let cpu = match cpu_outputs(&w, target) {
+        Ok(c) => c,
+        Err(e) => {
+            result.error = Some(format!("CPU engine: {e}"));
+            return result;
+        }
+    };
+    let (atomic_report, atomic_ranked) = sm120_candidates(&atomic_graph, target);
+    let (det_report, det_ranked) = sm120_candidates(&det_graph, target);
+    let mut jobs: Vec<(
+        &rime_analyzer::SupportReport,
+        &rime_analyzer::Candidate,
+        bool,
+    )> = atomic_ranked
+        .iter()
+        .filter(|c| c.config.route == Some(Route::Atomic))
+        .take(1)
+        .map(|c| (&atomic_report, c, false))
+        .collect();
+    jobs.extend(
+        det_ranked
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (&det_report, c, i == 0)),
+    );
+    let mut atomic_out: Option<Vec<Vec<f64>>> = None;
+    for (report, cand, chosen) in jobs {
+        let kernel = [cand.config.kernel, cand.config.dq_kernel]
+            .iter()
+            .flatten()
+            .map(|k| k.name)
+            .collect::<Vec<_>>()
+            .join("+");
+        let deterministic = cand.config.route != Some(Route::Atomic);
+        let mut r = RouteResult {
+            label: cand.config.label(),
+            kernel,
+            chosen,
+            deterministic,
+            distinct: 0,
+            hash: 0,
+            vs_atomic: f64::NAN,
+            vs_cpu: f64::NAN,
+            bad: 0,
+            median_ms: 0.0,
+            error: None,
+        };
+        match run_route(dev, &mut w, report, cand, repeats, timing) {
+            Ok(runs) => {
+                let (vs_cpu, bad) = worst(&runs.outputs, &cpu);
+                r.vs_cpu = vs_cpu;
+                r.bad = bad;
+                r.distinct = runs.distinct;
+                r.hash = combined(&runs.hashes);
+                r.median_ms = runs.median_ms;
+                match &atomic_out {
+                    Some(a) => r.vs_atomic = worst(&runs.outputs, a).0,
+                    None if !deterministic => {
+                        r.vs_atomic = 0.0;
+                        atomic_out = Some(runs.outputs);
+                    }
+                    None => {}
+                }
+            }
+            Err(e) => r.error = Some(e.to_string()),
+        }
+        result.routes.push(r);
+    }
+    if atomic_out.is_none() {
+        result.error = Some("no atomic route result to compare with".into());
+    }
+    result
+}
+
+/// Runs the table on `dev` for `target`, calling `each` with each case's result.
+pub fn run(
+    dev: &Arc<CudaDevice>,
+    target: &Target,
+    small: bool,
+    repeats: usize,
+    mut each: impl FnMut(&CaseResult),
+) -> Vec<CaseResult> {
+    cases(small)
+        .iter()
+        .map(|c| {
+            // Small runs are for compute-sanitizer: few timed runs.
+            let timing = if small { (1, 2) } else { (3, 20) };
+            let r = run_case(dev, target, c, repeats, timing);
+            each(&r);
+            r
+        })
+        .collect()
+}
+
+/// The analyzer's verdict on deterministic + broadcast bias + dBias for sm120: `Ok(codes)` with
+/// the reason codes when no sm120 route is approved (as it must be), `Err(routes)` otherwise.
+pub fn broadcast_dbias_rejected(target: &Target) -> Result<Vec<String>, Vec<String>> {
+    let case = BackwardCase {
+        b: 2,
+        hq: 4,
+        hk: 4,
+        sq: 128,
+        skv: 128,
+        d: 64,
+        dv: 64,
+        causal: false,
+        bias: BiasKind::Broadcast,
+        io: DataType::Bf16,
+        deterministic: true,
+    };
+    let Ok(graph) = case.graph() else {
+        return Err(vec!["graph build failed".into()]);
+    };
+    let (report, ranked) = sm120_candidates(&graph, target);
+    if ranked.is_empty() {
+        let mut codes: Vec<String> = report
+            .all_rejections()
+            .map(|r| r.code.to_string())
+            .collect();
+        codes.dedup();
+        Ok(codes)
+    } else {
+        Err(ranked.iter().map(|c| c.config.label()).collect())
+    }
+}
