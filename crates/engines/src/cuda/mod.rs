@@ -7,6 +7,7 @@
 pub mod buffer;
 pub mod compile;
 pub mod context;
+pub mod cpu_reference;
 pub mod engine;
 pub mod engine_check;
 pub mod error;
