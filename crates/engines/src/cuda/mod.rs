@@ -16,7 +16,6 @@ pub mod params;
 pub mod plan;
 pub mod probe;
 pub mod problem;
-pub mod reference;
 pub mod selftest;
 pub mod table;
 

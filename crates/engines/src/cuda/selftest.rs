@@ -1,6 +1,6 @@
 //! GPU conformance sweep: for a table of cases, run the sm120 kernels and the CPU engine's math
-//! in f64 ([`cpu_reference`](super::cpu_reference)) on the same inputs and compare every output
-//! by ||out - ref|| / ||ref|| (bf16 <= 1e-2, f16 <= 3e-3), with no NaN allowed. Outputs (and the
+//! in f64 ([`super::cpu_reference`]) on the same inputs and compare every output by
+//! ||out - ref|| / ||ref|| (bf16 <= 1e-2, f16 <= 3e-3), with no NaN allowed. Outputs (and the
 //! workspace) are poisoned before each run so that unwritten elements show.
 
 use std::sync::Arc;
@@ -727,101 +727,4 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
 /// [`CudaError::Unavailable`] with the reason when there is no usable GPU.
 pub fn open_default_device() -> Result<CudaDevice, CudaError> {
     CudaDevice::open(0, Arc::new(PtxCache::new(PtxCache::default_dir())))
-}
-
-#[cfg(test)]
-mod tests {
-    //! TEMPORARY: proves, without a GPU, that the CPU engine's math in f64 (`cpu_reference`)
-    //! and the old private reference (`reference.rs`) agree on every case of the sweep, before
-    //! the old one is deleted.
-
-    use super::*;
-    use crate::cuda::reference;
-
-    /// (||a - b|| / ||b|| over finite entries, max |a - b|); non-finite entries must be equal.
-    fn agree(what: &str, a: &[f64], b: &[f64]) -> (f64, f64) {
-        assert_eq!(a.len(), b.len(), "{what}: lengths");
-        let (mut num, mut den, mut max) = (0.0f64, 0.0f64, 0.0f64);
-        for (k, (&x, &y)) in a.iter().zip(b).enumerate() {
-            if !x.is_finite() || !y.is_finite() {
-                assert!(x == y, "{what}[{k}]: {x} vs {y}");
-                continue;
-            }
-            num += (x - y) * (x - y);
-            den += y * y;
-            max = max.max((x - y).abs());
-        }
-        let rel = if den > 0.0 {
-            (num / den).sqrt()
-        } else {
-            num.sqrt()
-        };
-        (rel, max)
-    }
-
-    fn check(cases: &[Case]) {
-        let mut worst: Vec<(&str, f64, f64, String)> = Vec::new();
-        let mut record = |name: &'static str, case: &str, (rel, max): (f64, f64)| {
-            assert!(rel <= 1e-9, "{case} {name}: relative difference {rel:e}");
-            match worst.iter_mut().find(|w| w.0 == name) {
-                Some(w) if w.1 >= rel => w.2 = w.2.max(max),
-                Some(w) => *w = (name, rel, w.2.max(max), case.to_owned()),
-                None => worst.push((name, rel, max, case.to_owned())),
-            }
-        };
-        let mut infinite_stats = 0usize;
-        for (i, c) in cases.iter().enumerate() {
-            let p = &c.problem;
-            let host = HostInputs::random(p, 0x5eed + i as u64);
-            let x = host.dense();
-            let old = reference::DenseInputs {
-                q: x.q,
-                k: x.k,
-                v: x.v,
-                bias: x.bias,
-                seq_lens: x.seq_lens,
-            };
-            let (o_old, st_old) = reference::forward(p, &old);
-            let (o_new, st_new) = cpu_reference::forward(p, &x).expect("cpu reference forward");
-            record("O", &c.name, agree(&c.name, &o_new, &o_old));
-            record("Stats", &c.name, agree(&c.name, &st_new, &st_old));
-            infinite_stats += st_old.iter().filter(|s| s.is_infinite()).count();
-            // The backward reads O and Stats as the kernels return them: O rounded to the io
-            // type, Stats in f32 (+inf for rows with nothing to attend to).
-            let o: Vec<f32> = o_old
-                .iter()
-                .map(|&v| from_bits(p.io, to_bits(p.io, v as f32)))
-                .collect();
-            let stats: Vec<f32> = st_old.iter().map(|&v| v as f32).collect();
-            let g_old = reference::backward(p, &old, &o, &host.d_o.1, &stats);
-            let g_new = cpu_reference::backward(p, &x, &o, &host.d_o.1, &stats)
-                .expect("cpu reference backward");
-            record("dQ", &c.name, agree(&c.name, &g_new.dq, &g_old.dq));
-            record("dK", &c.name, agree(&c.name, &g_new.dk, &g_old.dk));
-            record("dV", &c.name, agree(&c.name, &g_new.dv, &g_old.dv));
-            assert_eq!(g_new.dbias.is_some(), g_old.dbias.is_some(), "{}", c.name);
-            if let (Some(a), Some(b)) = (&g_new.dbias, &g_old.dbias) {
-                record("dBias", &c.name, agree(&c.name, a, b));
-            }
-        }
-        for (name, rel, max, case) in &worst {
-            println!("{name}: max relative {rel:.3e} ({case}), max abs {max:.3e}");
-        }
-        println!(
-            "{} cases, {infinite_stats} rows with Stats = +inf in both",
-            cases.len()
-        );
-        assert_eq!(worst.len(), 6, "every output compared");
-    }
-
-    #[test]
-    fn cpu_reference_matches_old_reference_on_small_cases() {
-        check(&cases(true));
-    }
-
-    #[test]
-    #[ignore = "minutes in debug; run with --release --ignored"]
-    fn cpu_reference_matches_old_reference_on_all_cases() {
-        check(&cases(false));
-    }
 }
