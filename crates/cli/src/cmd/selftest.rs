@@ -1,4 +1,4 @@
-//! `rime selftest`: the GPU conformance sweep (sm120 kernels against the f64 reference).
+//! `rime selftest`: the GPU conformance sweep (sm120 kernels against the CPU engine's math in f64).
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -7,6 +7,7 @@
 pub mod buffer;
 pub mod compile;
 pub mod context;
+pub mod cpu_reference;
 pub mod determinism;
 pub mod engine;
 pub mod engine_check;
@@ -16,7 +17,6 @@ pub mod params;
 pub mod plan;
 pub mod probe;
 pub mod problem;
-pub mod reference;
 pub mod selftest;
 pub mod table;
 pub mod workload;

@@ -120,7 +120,7 @@ pub struct AttnProblem {
     pub bias: Option<BiasShape>,
     /// Whether dBias is requested.
     pub dbias: bool,
-    /// ALiBi: adds slope_h * (j - i) to the scores (see [`alibi_slope`]).
+    /// ALiBi: adds slope_h * (j - i) to the scores (the standard slopes, as the CPU engine).
     pub alibi: bool,
     /// Padding mask: per-batch valid lengths come with the buffers (i32, (B,1,1,1)).
     pub padding: bool,
@@ -133,31 +133,5 @@ impl AttnProblem {
     pub fn bias_broadcasts(&self) -> bool {
         self.bias
             .is_some_and(|b| (b.batch == 1 && self.batch > 1) || (b.heads == 1 && self.hq > 1))
-    }
-}
-
-/// The standard ALiBi slope of query head `h` of `heads`: with n = 2^floor(log2 heads),
-/// 2^(-8 (h + 1) / n) for h < n, then 2^(-4 (2 m + 1) / n) for head n + m.
-pub fn alibi_slope(h: usize, heads: usize) -> f64 {
-    let n = 1usize << heads.max(1).ilog2();
-    let nf = n as f64;
-    if h < n {
-        (-8.0 * (h as f64 + 1.0) / nf).exp2()
-    } else {
-        (-4.0 * (2.0 * (h - n) as f64 + 1.0) / nf).exp2()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn alibi_slopes_follow_the_standard_sequence() {
-        assert_eq!(alibi_slope(0, 8), 0.5);
-        assert_eq!(alibi_slope(7, 8), 1.0 / 256.0);
-        // 6 heads: n = 4 -> 2^-2, 2^-4, 2^-6, 2^-8, then 2^-1, 2^-3.
-        assert_eq!(alibi_slope(4, 6), 0.5);
-        assert_eq!(alibi_slope(5, 6), 0.125);
     }
 }

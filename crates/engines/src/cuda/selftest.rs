@@ -1,7 +1,7 @@
-//! GPU conformance sweep: for a table of cases, run the sm120 kernels and the f64 reference on
-//! the same inputs and compare every output by ||out - ref|| / ||ref|| (bf16 <= 1e-2,
-//! f16 <= 3e-3), with no NaN allowed. Outputs (and the workspace) are poisoned before each run
-//! so that unwritten elements show.
+//! GPU conformance sweep: for a table of cases, run the sm120 kernels and the CPU engine's math
+//! in f64 ([`super::cpu_reference`]) on the same inputs and compare every output by
+//! ||out - ref|| / ||ref|| (bf16 <= 1e-2, f16 <= 3e-3), with no NaN allowed. Outputs (and the
+//! workspace) are poisoned before each run so that unwritten elements show.
 
 use std::sync::Arc;
 
@@ -12,10 +12,11 @@ use rime_analyzer::Route;
 
 use super::compile::{IoType, PtxCache};
 use super::context::CudaDevice;
+use super::cpu_reference::{self, DenseInputs};
 use super::error::CudaError;
 use super::plan::{BackwardBuffers, ForwardBuffers, Sm120Plan};
 use super::problem::{AttnProblem, Band, BiasShape, Layouts, Strides};
-use super::reference::{self, DenseInputs};
+use crate::EngineError;
 
 /// Physical layout of the io tensors in a case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -478,7 +479,7 @@ fn compare(name: &'static str, out: &[f32], reference: &[f64]) -> OutputCheck {
             num += (f64::from(o) - r).powi(2);
             den += r * r;
         } else if f64::from(o) != r {
-            bad += 1; // e.g. Stats of a fully masked row must be -inf too
+            bad += 1; // e.g. Stats of a fully masked row must be +inf too
         }
     }
     let rel_err = if den > 0.0 {
@@ -524,39 +525,79 @@ fn tolerance(c: &Case) -> f64 {
 
 const POISON: u16 = 0xffff; // NaN in both bf16 and f16
 
-fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>, CudaError> {
+/// Inputs of one case rounded to the io dtype (bits for the device, values for the reference)
+/// and the padding lengths.
+struct HostInputs {
+    q: (Vec<u16>, Vec<f32>),
+    k: (Vec<u16>, Vec<f32>),
+    v: (Vec<u16>, Vec<f32>),
+    d_o: (Vec<u16>, Vec<f32>),
+    bias: Option<(Vec<u16>, Vec<f32>)>,
+    lens: Option<(Vec<i32>, Vec<i32>)>,
+}
+
+impl HostInputs {
+    /// Draws Q, K, V, dO and Bias (in that order) from `seed`, packed (B, H, S, D).
+    fn random(p: &AttnProblem, seed: u64) -> Self {
+        let io = p.io;
+        let mut rng = Rng(seed);
+        let mut draw = |n: usize| random(io, n, &mut rng);
+        let q = draw(p.batch * p.hq * p.sq * p.dqk);
+        let k = draw(p.batch * p.hk * p.skv * p.dqk);
+        let v = draw(p.batch * p.hv * p.skv * p.dv);
+        let d_o = draw(p.batch * p.hq * p.sq * p.dv);
+        let bias = p.bias.map(|b| draw(b.batch * b.heads * p.sq * p.skv));
+        // Padding mask lengths: a full batch, 2/3 and 1/3 of the length (at least 1), cycling.
+        let lens = p.padding.then(|| {
+            let pick = |n: usize, b: usize| match b % 3 {
+                0 => n as i32,
+                1 => (n as i32 * 2 / 3).max(1),
+                _ => (n as i32 / 3).max(1),
+            };
+            let q = (0..p.batch).map(|b| pick(p.sq, b)).collect();
+            let kv = (0..p.batch).map(|b| pick(p.skv, b + 1)).collect();
+            (q, kv)
+        });
+        HostInputs {
+            q,
+            k,
+            v,
+            d_o,
+            bias,
+            lens,
+        }
+    }
+
+    /// The values the reference reads.
+    fn dense(&self) -> DenseInputs<'_> {
+        DenseInputs {
+            q: &self.q.1,
+            k: &self.k.1,
+            v: &self.v.1,
+            bias: self.bias.as_ref().map(|b| b.1.as_slice()),
+            seq_lens: self
+                .lens
+                .as_ref()
+                .map(|(q, kv)| (q.as_slice(), kv.as_slice())),
+        }
+    }
+}
+
+fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>, EngineError> {
     let p = &case.problem;
     let l = &p.layouts;
     let io = p.io;
     let plan = Sm120Plan::new(p.clone(), case.route)?;
     let st = dev.stream();
     let drv = CudaError::driver;
-    let mut rng = Rng(seed);
     let dq_dims = [p.batch, p.hq, p.sq, p.dqk];
     let dk_dims = [p.batch, p.hk, p.skv, p.dqk];
     let dv_dims = [p.batch, p.hv, p.skv, p.dv];
     let o_dims = [p.batch, p.hq, p.sq, p.dv];
     let st_dims = [p.batch, p.hq, p.sq, 1];
     let bias_dims = p.bias.map(|b| [b.batch, b.heads, p.sq, p.skv]);
-    let n = |d: [usize; 4]| d.iter().product::<usize>();
-
-    let (q_bits, q) = random(io, n(dq_dims), &mut rng);
-    let (k_bits, k) = random(io, n(dk_dims), &mut rng);
-    let (v_bits, v) = random(io, n(dv_dims), &mut rng);
-    let (do_bits, d_o) = random(io, n(o_dims), &mut rng);
-    let bias = bias_dims.map(|d| random(io, n(d), &mut rng));
-    // Padding mask lengths: a full batch, a partial one, an empty query (and cycling on).
-    let lens: Option<(Vec<i32>, Vec<i32>)> = p.padding.then(|| {
-        let pick = |n: usize, b: usize| match b % 3 {
-            0 => n as i32,
-            1 => (n as i32 * 2 / 3).max(1),
-            _ => (n as i32 / 3).max(1),
-        };
-        let q = (0..p.batch).map(|b| pick(p.sq, b)).collect();
-        let kv = (0..p.batch).map(|b| pick(p.skv, b + 1)).collect();
-        (q, kv)
-    });
-    let d_lens = match &lens {
+    let host = HostInputs::random(p, seed);
+    let d_lens = match &host.lens {
         Some((q, kv)) => Some((
             st.clone_htod(q).map_err(drv("upload"))?,
             st.clone_htod(kv).map_err(drv("upload"))?,
@@ -573,11 +614,11 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
         st.clone_htod(&vec![POISON; s.extent(dims)])
             .map_err(drv("poison"))
     };
-    let d_q = up(&q_bits, dq_dims, l.q)?;
-    let d_k = up(&k_bits, dk_dims, l.k)?;
-    let d_v = up(&v_bits, dv_dims, l.v)?;
-    let d_do = up(&do_bits, o_dims, l.d_o)?;
-    let d_bias: Option<CudaSlice<u16>> = match (&bias, bias_dims) {
+    let d_q = up(&host.q.0, dq_dims, l.q)?;
+    let d_k = up(&host.k.0, dk_dims, l.k)?;
+    let d_v = up(&host.v.0, dv_dims, l.v)?;
+    let d_do = up(&host.d_o.0, o_dims, l.d_o)?;
+    let d_bias: Option<CudaSlice<u16>> = match (&host.bias, bias_dims) {
         (Some((bits, _)), Some(dims)) => Some(up(bits, dims, l.bias)?),
         _ => None,
     };
@@ -611,14 +652,8 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
     );
     let o_gpu: Vec<f32> = o_gpu_bits.iter().map(|&b| from_bits(io, b)).collect();
 
-    let inputs = DenseInputs {
-        q: &q,
-        k: &k,
-        v: &v,
-        bias: bias.as_ref().map(|b| b.1.as_slice()),
-        seq_lens: lens.as_ref().map(|(q, kv)| (q.as_slice(), kv.as_slice())),
-    };
-    let (o_ref, stats_ref) = reference::forward(p, &inputs);
+    let inputs = host.dense();
+    let (o_ref, stats_ref) = cpu_reference::forward(p, &inputs)?;
     let mut checks = vec![
         compare("O", &o_gpu, &o_ref),
         compare("Stats", &stats_gpu, &stats_ref),
@@ -668,7 +703,7 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
             .map(|&b| from_bits(io, b))
             .collect())
     };
-    let grads = reference::backward(p, &inputs, &o_gpu, &d_o, &stats_gpu);
+    let grads = cpu_reference::backward(p, &inputs, &o_gpu, &host.d_o.1, &stats_gpu)?;
     checks.push(compare("dQ", &fetch(&d_dq, dq_dims, l.dq)?, &grads.dq));
     checks.push(compare("dK", &fetch(&d_dk, dk_dims, l.dk)?, &grads.dk));
     checks.push(compare("dV", &fetch(&d_dv, dv_dims, l.dv)?, &grads.dv));
