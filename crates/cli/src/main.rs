@@ -22,6 +22,8 @@ enum Command {
     Validate(cmd::validate::ValidateArgs),
     /// Print the JSON Schema of the graph format.
     Schema(cmd::schema::SchemaArgs),
+    /// Run a graph: analyze, plan, execute on generated or given inputs, write outputs.
+    Run(cmd::run::RunArgs),
     /// Which engine configurations can run a graph on a target, and why not.
     Check(cmd::check::CheckArgs),
     /// The supported engine configurations of a graph, ranked.
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Schema(args) => cmd::schema::run(args),
+        Command::Run(args) => cmd::run::run(args),
         Command::Check(args) => cmd::check::run(args),
         Command::Heuristics(args) => cmd::heuristics::run(args),
         Command::Explain(args) => cmd::explain::run(args),

@@ -1,0 +1,235 @@
+//! `rime run FILE`: load, analyze, pick the top candidate, build the plan, make inputs, execute
+//! and write outputs, saying what it did.
+//!
+//! Nodes run in dependency order, each with its top heuristic candidate (or the `--engine`
+//! pin); a tensor one node writes feeds the nodes that read it. A backward node whose O and
+//! Stats are neither given nor produced gets them from a forward run of the same attention
+//! first, so that they are consistent with Q, K and V.
+
+mod data;
+mod forward_twin;
+mod progress;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context as _};
+use rime_analyzer::{
+    analyze, heuristics, render_report, Candidate, EngineKind, HeuristicsOptions, Target,
+};
+use rime_engines::{CpuEngine, Engine, HostBuffer, Plan, VariantPack, Workspace};
+use rime_graph::{Graph, NodeId, OpKind, Port, TensorId};
+
+use data::{Inputs, Summary};
+
+/// Arguments of `rime run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Graph file (JSON, format rime.graph v1).
+    pub file: PathBuf,
+    /// Target profile: `auto` (this machine), `cpu`, or a device name (`rime-5090`, `h100`...).
+    #[arg(long, default_value = "auto")]
+    pub target: String,
+    /// Pin an engine configuration (`cpu_reference`, `sm120`, `sm120/relay`, ...).
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// Input tensors by graph tensor name (safetensors); missing ones are seeded random.
+    #[arg(long)]
+    pub inputs: Option<PathBuf>,
+    /// Where to write the output tensors (safetensors, by graph tensor name).
+    #[arg(long)]
+    pub outputs: Option<PathBuf>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// The engines this build can execute.
+fn engine_for(kind: EngineKind) -> Option<Box<dyn Engine>> {
+    match kind {
+        EngineKind::CpuReference => Some(Box::new(CpuEngine)),
+        EngineKind::Sm120 => None,
+    }
+}
+
+/// `auto` is this machine: the CPU unless a GPU engine is available (none in this build).
+fn target(name: &str) -> anyhow::Result<Target> {
+    let name = if name == "auto" { "cpu" } else { name };
+    Target::by_name(name).with_context(|| {
+        let known: Vec<String> = Target::all().into_iter().map(|t| t.name).collect();
+        format!(
+            "unknown target '{name}' (known: auto, {})",
+            known.join(", ")
+        )
+    })
+}
+
+/// The candidate to run for `node`: the top one this build can execute.
+fn choose(node: NodeId, ranked: &[Candidate]) -> Option<&Candidate> {
+    let mine = || ranked.iter().filter(move |c| c.node == node);
+    let top = mine().next()?;
+    if engine_for(top.config.engine).is_some() {
+        return Some(top);
+    }
+    let fallback = mine().find(|c| engine_for(c.config.engine).is_some());
+    if let Some(f) = fallback {
+        eprintln!(
+            "note: node '{}': top candidate {} needs a GPU this build cannot drive; running {} instead",
+            top.node_name,
+            top.config.label(),
+            f.config.label()
+        );
+    }
+    fallback
+}
+
+/// Runs the command.
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let graph = rime_graph::json::load_file(&args.file)?;
+    if let Err(errors) = graph.validate() {
+        println!("FAIL {}", args.file.display());
+        for e in &errors.0 {
+            println!("  {e}");
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    let target = target(&args.target)?;
+    let report = analyze(&graph, &target);
+    let options = HeuristicsOptions {
+        pin: args.engine.clone(),
+        ..HeuristicsOptions::default()
+    };
+    let ranked = heuristics(&report, &options);
+    let order = graph.topological_order().context("graph has a cycle")?;
+    let mut chosen = Vec::new();
+    for &node in &order {
+        match choose(node, &ranked) {
+            Some(c) => chosen.push(c),
+            None => {
+                println!(
+                    "no engine of this build can run node '{}':",
+                    node_name(&graph, node)
+                );
+                print!("{}", render_report(&report));
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    }
+    println!(
+        "graph:  {} ({} nodes), target {}",
+        args.file.display(),
+        order.len(),
+        target.name
+    );
+
+    let inputs = Inputs::new(&graph, args.inputs.as_deref(), args.seed)?;
+    let mut tensors: BTreeMap<TensorId, HostBuffer> = BTreeMap::new();
+    for candidate in &chosen {
+        let node = graph.node(candidate.node).context("node vanished")?;
+        let approved = report.approve(candidate)?;
+        let engine = engine_for(candidate.config.engine).context("engine vanished")?;
+        let plan = engine.build_plan(&approved)?;
+        for &id in &plan.tensors().inputs {
+            if tensors.contains_key(&id) {
+                continue;
+            }
+            let needs_forward = node.op == OpKind::SdpaBackward
+                && [node.input(Port::O), node.input(Port::Stats)].contains(&Some(id))
+                && !inputs.given(&graph, id);
+            if needs_forward {
+                forward_twin::run(&graph, candidate.node, &inputs, &mut tensors)?;
+                continue;
+            }
+            tensors.insert(id, inputs.make(&graph, id)?);
+        }
+        execute(&graph, candidate, plan.as_ref(), &mut tensors)?;
+    }
+
+    let outputs: Vec<TensorId> = chosen
+        .iter()
+        .filter_map(|c| graph.node(c.node))
+        .flat_map(|n| n.outputs.values().copied())
+        .filter(|id| tensors.contains_key(id))
+        .collect();
+    let mut summaries = Vec::new();
+    for &id in &outputs {
+        summaries.push(Summary::of(&graph, id, &tensors[&id])?);
+    }
+    for s in &summaries {
+        println!("  {s}");
+    }
+    if let Some(path) = &args.outputs {
+        data::write_safetensors(path, &graph, &outputs, &tensors)?;
+        println!("wrote {} tensors to {}", outputs.len(), path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn node_name(graph: &Graph, node: NodeId) -> String {
+    graph
+        .node(node)
+        .map_or_else(String::new, |n| n.name.clone())
+}
+
+/// Executes one plan over the tensors made so far; its outputs join them.
+fn execute(
+    graph: &Graph,
+    candidate: &Candidate,
+    plan: &dyn Plan,
+    tensors: &mut BTreeMap<TensorId, HostBuffer>,
+) -> anyhow::Result<()> {
+    let mut pack = VariantPack::new();
+    for &id in &plan.tensors().inputs {
+        let buffer = tensors
+            .get(&id)
+            .with_context(|| format!("no data for '{}'", tensor_name(graph, id)))?;
+        pack.insert(id, Box::new(buffer.clone()));
+    }
+    for &id in &plan.tensors().outputs {
+        let t = graph.get(id).context("output vanished")?;
+        let dt = graph
+            .data_type(id)
+            .with_context(|| format!("'{}' has no data type", t.name))?;
+        let span = t
+            .span_elements()
+            .and_then(|s| usize::try_from(s).ok())
+            .context("output too large")?;
+        let zeros = HostBuffer::zeros(dt, span).with_context(|| format!("'{}' is {dt}", t.name))?;
+        pack.insert(id, Box::new(zeros));
+    }
+    let mut workspace = Workspace::host(plan.workspace_size());
+    let started = Instant::now();
+    let progress = progress::Progress::start(&candidate.node_name);
+    let result = plan.execute(&mut pack, &mut workspace);
+    progress.stop();
+    result?;
+    let elapsed = started.elapsed();
+    let route = candidate
+        .config
+        .route
+        .map_or_else(|| "-".to_owned(), |r| r.to_string());
+    println!(
+        "node:   {} ({}) engine {} route {} workspace {} B, {:.3} ms",
+        candidate.node_name,
+        graph.node(candidate.node).map_or("", |n| n.op.tag()),
+        candidate.config.engine,
+        route,
+        plan.workspace_size(),
+        elapsed.as_secs_f64() * 1e3
+    );
+    for &id in &plan.tensors().outputs {
+        let key = id.into();
+        let buffer = pack.take(&key).context("output buffer vanished")?;
+        let Some(host) = buffer.as_any().downcast_ref::<HostBuffer>() else {
+            bail!("output '{}' is not in host memory", tensor_name(graph, id));
+        };
+        tensors.insert(id, host.clone());
+    }
+    Ok(())
+}
+
+fn tensor_name(graph: &Graph, id: TensorId) -> String {
+    graph.get(id).map_or_else(String::new, |t| t.name.clone())
+}

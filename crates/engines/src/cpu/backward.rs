@@ -1,0 +1,213 @@
+//! SDPA backward (sdpa-backward.md section 2), one task per (batch, query head):
+//!
+//! ```text
+//! S  = scale Q K^T + Bias + ALiBi, masked -> -inf     P  = exp(S - Stats)
+//! D  = rowsum(dO * O)                                 dP = dO V^T
+//! dS = P * (dP - D)                                   dBias = dS
+//! dQ = scale dS K     dK += scale dS^T Q     dV += P^T dO     dSink -= exp(Sink - Stats) D
+//! ```
+//!
+//! Each task walks its query rows in blocks of [`BLOCK_Q`] with one (block x valid keys) tile for
+//! P and one for dP/dS. Rows whose Stats is not finite (nothing was attended to) and masked
+//! entries have P = 0, so they give exactly zero gradients, never NaN. dK, dV, dBias and dSink
+//! come back per query head and are summed over heads and batches in a fixed order on one
+//! thread (see `reduce`): deterministic by construction, no shared accumulators.
+
+use rayon::prelude::*;
+
+use super::element::Real;
+use super::exp::exp_shifted;
+use super::gemm::{matmul, Mat};
+use super::problem::{BackwardInputs, BackwardOutputs, Problem};
+use super::reduce::{Accumulators, HeadGrads};
+use super::tile::{scores, TileAt};
+use super::BLOCK_Q;
+use crate::EngineError;
+
+/// Runs the backward of `problem`, writing `outputs`, in arithmetic type `A`.
+///
+/// # Errors
+/// [`EngineError::DimsMismatch`], [`EngineError::SeqLenOutOfRange`] or
+/// [`EngineError::Unsupported`] (dBias without Bias, dSink without Sink) when the tensors do
+/// not fit the problem; nothing is written then.
+pub fn backward<A: Real>(
+    problem: &Problem,
+    inputs: &BackwardInputs<'_>,
+    outputs: BackwardOutputs<'_>,
+) -> Result<(), EngineError> {
+    problem.check_backward(inputs, &outputs)?;
+    let s = problem.shape;
+    let slopes = problem.slopes();
+    let mut outputs = outputs;
+    let dbias_dims = outputs
+        .dbias
+        .as_ref()
+        .map(|t| [t.view().dims[0], t.view().dims[1]]);
+    let mut sums = Accumulators::new(problem, dbias_dims);
+    // Heads run in parallel a few per thread at a time, which bounds the memory of their
+    // partial dK/dV/dBias; they are summed in ascending order whatever the chunk size.
+    let chunk = 2 * rayon::current_num_threads().max(1);
+    let tasks: Vec<usize> = (0..s.b * s.hq).collect();
+    for chunk in tasks.chunks(chunk) {
+        let heads: Vec<HeadGrads<A>> = chunk
+            .par_iter()
+            .map(|&t| {
+                backward_head(
+                    problem,
+                    inputs,
+                    &slopes,
+                    t / s.hq,
+                    t % s.hq,
+                    dbias_dims.is_some(),
+                )
+            })
+            .collect();
+        for (&t, g) in chunk.iter().zip(&heads) {
+            let (b, h) = (t / s.hq, t % s.hq);
+            outputs.dq.scatter(b, h, 0..s.sq, s.dqk, &g.dq);
+            sums.add(b, h, g);
+        }
+    }
+    sums.write(&mut outputs);
+    Ok(())
+}
+
+/// Packed per-block operands, reused across blocks of a task.
+#[derive(Default)]
+struct Scratch<A> {
+    q: Vec<A>,
+    o: Vec<A>,
+    d_o: Vec<A>,
+    p: Vec<A>,
+    ds: Vec<A>,
+    row: Vec<A>,
+    delta: Vec<A>,
+    lse: Vec<A>,
+}
+
+fn backward_head<A: Real>(
+    p: &Problem,
+    x: &BackwardInputs<'_>,
+    slopes: &[f64],
+    b: usize,
+    h: usize,
+    want_dbias: bool,
+) -> HeadGrads<A> {
+    let s = p.shape;
+    let mask = p.head_mask(b, h, slopes);
+    let scale = A::of_f64(p.scale);
+    let sink: Option<A> = x.attn.sink.map(|t| t.get(0, h, 0, 0));
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    x.attn
+        .k
+        .gather(b, h / p.k_group(), 0..mask.kv_len, 0..s.dqk, &mut k);
+    x.attn
+        .v
+        .gather(b, h / p.v_group(), 0..mask.kv_len, 0..s.dv, &mut v);
+    let mut g = HeadGrads::zeros(&s, want_dbias);
+    let mut t = Scratch::default();
+    for i0 in (0..mask.q_len).step_by(BLOCK_Q) {
+        let rows = i0..(i0 + BLOCK_Q).min(mask.q_len);
+        let m = rows.len();
+        x.o.gather(b, h, rows.clone(), 0..s.dv, &mut t.o);
+        x.d_o.gather(b, h, rows.clone(), 0..s.dv, &mut t.d_o);
+        t.delta.clear();
+        t.delta.extend(
+            t.o.chunks_exact(s.dv)
+                .zip(t.d_o.chunks_exact(s.dv))
+                .map(|(o, d_o)| o.iter().zip(d_o).map(|(&a, &c)| a * c).sum::<A>()),
+        );
+        t.lse.clear();
+        t.lse
+            .extend(rows.clone().map(|i| x.stats.get::<A>(b, h, i, 0)));
+        if let Some(sink) = sink {
+            for (&lse, &delta) in t.lse.iter().zip(&t.delta) {
+                if lse.is_finite() {
+                    g.dsink = g.dsink - (sink - lse).exp() * delta;
+                }
+            }
+        }
+        let cols = mask.columns(&rows);
+        if cols.is_empty() {
+            continue;
+        }
+        let n = cols.len();
+        x.attn.q.gather(b, h, rows.clone(), 0..s.dqk, &mut t.q);
+        let at = TileAt {
+            b,
+            h,
+            rows: rows.clone(),
+            cols: cols.clone(),
+        };
+        scores(
+            &at,
+            &mask,
+            scale,
+            x.attn.bias.as_ref(),
+            &t.q,
+            &k,
+            s.dqk,
+            &mut t.p,
+            &mut t.row,
+        );
+        for (row, &lse) in t.p.chunks_exact_mut(n).zip(&t.lse) {
+            if lse.is_finite() {
+                exp_shifted(row, lse);
+            } else {
+                row.fill(A::zero());
+            }
+        }
+        let k_cols = &k[cols.start * s.dqk..cols.end * s.dqk];
+        let v_cols = &v[cols.start * s.dv..cols.end * s.dv];
+        // dV[cols] += P^T dO
+        matmul(
+            &mut g.dv[cols.start * s.dv..cols.end * s.dv],
+            Mat::rows(&t.p, m, n).t(),
+            Mat::rows(&t.d_o, m, s.dv),
+            A::one(),
+            true,
+        );
+        // dP = dO V^T, then dS = P * (dP - D) in place
+        t.ds.clear();
+        t.ds.resize(m * n, A::zero());
+        matmul(
+            &mut t.ds,
+            Mat::rows(&t.d_o, m, s.dv),
+            Mat::rows(v_cols, n, s.dv).t(),
+            A::one(),
+            false,
+        );
+        for ((ds, p), &delta) in
+            t.ds.chunks_exact_mut(n)
+                .zip(t.p.chunks_exact(n))
+                .zip(&t.delta)
+        {
+            for (x, &pv) in ds.iter_mut().zip(p) {
+                *x = pv * (*x - delta);
+            }
+        }
+        if want_dbias {
+            for (r, i) in rows.clone().enumerate() {
+                g.dbias[i * s.skv + cols.start..i * s.skv + cols.end]
+                    .copy_from_slice(&t.ds[r * n..(r + 1) * n]);
+            }
+        }
+        // dQ[rows] = scale dS K[cols]
+        matmul(
+            &mut g.dq[i0 * s.dqk..rows.end * s.dqk],
+            Mat::rows(&t.ds, m, n),
+            Mat::rows(k_cols, n, s.dqk),
+            scale,
+            false,
+        );
+        // dK[cols] += scale dS^T Q
+        matmul(
+            &mut g.dk[cols.start * s.dqk..cols.end * s.dqk],
+            Mat::rows(&t.ds, m, n).t(),
+            Mat::rows(&t.q, m, s.dqk),
+            scale,
+            true,
+        );
+    }
+    g
+}

@@ -1,0 +1,33 @@
+//! The CPU reference engine's math: SDPA forward and backward on strided host tensors.
+//!
+//! Written against a plain [`Problem`] (sizes, scale, mask options, sequence lengths) and
+//! strided views ([`TensorRef`], [`TensorMut`]) so it can be read and tested without the graph or
+//! the analyzer. Arithmetic runs in a [`Real`] type: f32 in the engine (f16 / bf16 / f32 inputs,
+//! f32 accumulation), f64 for gradient checks. Parallel over (batch, query head) with rayon;
+//! each task holds one (query block x keys) score tile at a time; tile products go through the
+//! `gemm` crate; reductions run in a fixed order, so results are bitwise reproducible.
+
+mod backward;
+mod element;
+mod engine;
+mod exp;
+mod forward;
+mod gemm;
+mod layout;
+mod mask;
+pub mod perf;
+mod problem;
+mod reduce;
+mod tile;
+
+pub use backward::backward;
+pub use element::{Element, Real};
+pub use engine::{CpuEngine, CpuPlan};
+pub use forward::forward;
+pub use layout::{HostSlice, HostSliceMut, TensorMut, TensorRef, View4};
+pub use problem::{
+    AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, Problem, SeqLens, Shape,
+};
+
+/// Query rows per tile: one task holds BLOCK_Q x Skv scores (and as many dP/dS) at a time.
+pub const BLOCK_Q: usize = 64;

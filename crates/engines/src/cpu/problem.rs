@@ -1,0 +1,295 @@
+//! The attention problem in plain terms: sizes, scale, mask options and sequence lengths, plus
+//! the tensors of a forward and a backward call. Independent of the graph and analyzer types so
+//! the math can be read and tested on its own.
+
+use super::layout::{TensorMut, TensorRef};
+use super::mask::{alibi_slopes, HeadMask};
+use crate::EngineError;
+
+/// Sizes of one SDPA problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Batch.
+    pub b: usize,
+    /// Query heads.
+    pub hq: usize,
+    /// Key heads (divides `hq`).
+    pub hk: usize,
+    /// Value heads (divides `hq`).
+    pub hv: usize,
+    /// Query length.
+    pub sq: usize,
+    /// Key/value length.
+    pub skv: usize,
+    /// Q/K head dim.
+    pub dqk: usize,
+    /// V head dim.
+    pub dv: usize,
+}
+
+/// Diagonal band of a causal or sliding-window mask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Band {
+    /// Keep (i, j) only if j > i + shift - left_bound.
+    pub left_bound: Option<i64>,
+    /// Keep (i, j) only if j <= i + shift + right_bound (0 is causal).
+    pub right_bound: Option<i64>,
+    /// Shift the diagonal by (kv length - q length) (bottom-right alignment).
+    pub bottom_right: bool,
+}
+
+/// Actual sequence lengths per batch (padding mask).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeqLens {
+    /// Valid query rows per batch.
+    pub q: Vec<usize>,
+    /// Valid keys per batch.
+    pub kv: Vec<usize>,
+}
+
+/// One SDPA problem: what to compute, not where the data lives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Sizes.
+    pub shape: Shape,
+    /// Score scale.
+    pub scale: f64,
+    /// Causal / sliding-window band.
+    pub band: Band,
+    /// ALiBi linear bias with the standard slopes.
+    pub alibi: bool,
+    /// Padding mask lengths.
+    pub seq_lens: Option<SeqLens>,
+}
+
+/// Inputs shared by forward and backward.
+#[derive(Debug, Clone, Copy)]
+pub struct AttentionInputs<'a> {
+    /// (B, Hq, Sq, Dqk).
+    pub q: TensorRef<'a>,
+    /// (B, Hk, Skv, Dqk).
+    pub k: TensorRef<'a>,
+    /// (B, Hv, Skv, Dv).
+    pub v: TensorRef<'a>,
+    /// (1|B, 1|Hq, Sq, Skv), added after scaling.
+    pub bias: Option<TensorRef<'a>>,
+    /// (1, Hq, 1, 1) sink logits.
+    pub sink: Option<TensorRef<'a>>,
+}
+
+/// Outputs of the forward.
+#[derive(Debug)]
+pub struct ForwardOutputs<'a> {
+    /// (B, Hq, Sq, Dv).
+    pub o: TensorMut<'a>,
+    /// (B, Hq, Sq, 1) natural-log log-sum-exp; +inf for rows with nothing to attend to.
+    pub stats: Option<TensorMut<'a>>,
+}
+
+/// Extra inputs of the backward.
+#[derive(Debug, Clone, Copy)]
+pub struct BackwardInputs<'a> {
+    /// Forward inputs.
+    pub attn: AttentionInputs<'a>,
+    /// (B, Hq, Sq, Dv) forward output.
+    pub o: TensorRef<'a>,
+    /// (B, Hq, Sq, Dv) gradient of the loss with respect to O.
+    pub d_o: TensorRef<'a>,
+    /// (B, Hq, Sq, 1) from the forward.
+    pub stats: TensorRef<'a>,
+}
+
+/// Outputs of the backward.
+#[derive(Debug)]
+pub struct BackwardOutputs<'a> {
+    /// Like Q.
+    pub dq: TensorMut<'a>,
+    /// Like K.
+    pub dk: TensorMut<'a>,
+    /// Like V.
+    pub dv: TensorMut<'a>,
+    /// Like Bias (summed over its broadcast dims).
+    pub dbias: Option<TensorMut<'a>>,
+    /// Like Sink.
+    pub dsink: Option<TensorMut<'a>>,
+}
+
+fn expect(dims: &[usize; 4], name: &str, want: [usize; 4]) -> Result<(), EngineError> {
+    if *dims == want {
+        Ok(())
+    } else {
+        Err(EngineError::DimsMismatch {
+            tensor: name.to_owned(),
+            expected: want.to_vec(),
+            actual: dims.to_vec(),
+        })
+    }
+}
+
+fn expect_ref(t: &TensorRef<'_>, want: [usize; 4]) -> Result<(), EngineError> {
+    expect(&t.view().dims, t.name(), want)
+}
+
+fn expect_mut(t: &TensorMut<'_>, want: [usize; 4]) -> Result<(), EngineError> {
+    expect(&t.view().dims, t.name(), want)
+}
+
+/// The bias dims a problem accepts: batch and head may broadcast.
+fn bias_dims_ok(s: &Shape, dims: &[usize; 4]) -> bool {
+    (dims[0] == 1 || dims[0] == s.b)
+        && (dims[1] == 1 || dims[1] == s.hq)
+        && dims[2] == s.sq
+        && dims[3] == s.skv
+}
+
+impl Problem {
+    /// Scale 1/sqrt(Dqk), no mask, no padding.
+    pub fn new(shape: Shape) -> Problem {
+        Problem {
+            shape,
+            scale: 1.0 / (shape.dqk as f64).sqrt(),
+            band: Band::default(),
+            alibi: false,
+            seq_lens: None,
+        }
+    }
+
+    /// Query heads per key head.
+    pub fn k_group(&self) -> usize {
+        self.shape.hq / self.shape.hk
+    }
+
+    /// Query heads per value head.
+    pub fn v_group(&self) -> usize {
+        self.shape.hq / self.shape.hv
+    }
+
+    /// The mask of batch `b`, query head `h`.
+    pub(crate) fn head_mask(&self, b: usize, h: usize, slopes: &[f64]) -> HeadMask {
+        let s = &self.shape;
+        let (q_len, kv_len) = match &self.seq_lens {
+            Some(l) => (l.q[b], l.kv[b]),
+            None => (s.sq, s.skv),
+        };
+        let shift = if self.band.bottom_right {
+            kv_len as i64 - q_len as i64
+        } else {
+            0
+        };
+        HeadMask {
+            q_len,
+            kv_len,
+            shift,
+            left_bound: self.band.left_bound,
+            right_bound: self.band.right_bound,
+            alibi_slope: slopes.get(h).copied(),
+        }
+    }
+
+    /// ALiBi slopes per query head (empty without ALiBi).
+    pub(crate) fn slopes(&self) -> Vec<f64> {
+        if self.alibi {
+            alibi_slopes(self.shape.hq)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Checks the problem itself: divisibility and sequence lengths.
+    fn check_self(&self) -> Result<(), EngineError> {
+        let s = &self.shape;
+        let sizes = [s.b, s.hq, s.hk, s.hv, s.sq, s.skv, s.dqk, s.dv];
+        if sizes.contains(&0) || s.hq % s.hk != 0 || s.hq % s.hv != 0 {
+            return Err(EngineError::DimsMismatch {
+                tensor: "K/V heads".to_owned(),
+                expected: vec![s.hq],
+                actual: vec![s.hk, s.hv],
+            });
+        }
+        if let Some(l) = &self.seq_lens {
+            for (name, lens, max) in [("SEQ_LEN_Q", &l.q, s.sq), ("SEQ_LEN_KV", &l.kv, s.skv)] {
+                if lens.len() != s.b {
+                    return Err(EngineError::DimsMismatch {
+                        tensor: name.to_owned(),
+                        expected: vec![s.b],
+                        actual: vec![lens.len()],
+                    });
+                }
+                if let Some((batch, &value)) = lens.iter().enumerate().find(|(_, &v)| v > max) {
+                    return Err(EngineError::SeqLenOutOfRange {
+                        tensor: name.to_owned(),
+                        batch,
+                        value: value as i64,
+                        max,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the inputs shared by forward and backward against the problem.
+    pub(crate) fn check_inputs(&self, x: &AttentionInputs<'_>) -> Result<(), EngineError> {
+        self.check_self()?;
+        let s = &self.shape;
+        expect_ref(&x.q, [s.b, s.hq, s.sq, s.dqk])?;
+        expect_ref(&x.k, [s.b, s.hk, s.skv, s.dqk])?;
+        expect_ref(&x.v, [s.b, s.hv, s.skv, s.dv])?;
+        if let Some(bias) = &x.bias {
+            if !bias_dims_ok(s, &bias.view().dims) {
+                expect_ref(bias, [s.b, s.hq, s.sq, s.skv])?;
+            }
+        }
+        if let Some(sink) = &x.sink {
+            expect_ref(sink, [1, s.hq, 1, 1])?;
+        }
+        Ok(())
+    }
+
+    /// Checks forward outputs.
+    pub(crate) fn check_forward(&self, out: &ForwardOutputs<'_>) -> Result<(), EngineError> {
+        let s = &self.shape;
+        expect_mut(&out.o, [s.b, s.hq, s.sq, s.dv])?;
+        if let Some(stats) = &out.stats {
+            expect_mut(stats, [s.b, s.hq, s.sq, 1])?;
+        }
+        Ok(())
+    }
+
+    /// Checks backward inputs and outputs.
+    pub(crate) fn check_backward(
+        &self,
+        x: &BackwardInputs<'_>,
+        out: &BackwardOutputs<'_>,
+    ) -> Result<(), EngineError> {
+        self.check_inputs(&x.attn)?;
+        let s = &self.shape;
+        expect_ref(&x.o, [s.b, s.hq, s.sq, s.dv])?;
+        expect_ref(&x.d_o, [s.b, s.hq, s.sq, s.dv])?;
+        expect_ref(&x.stats, [s.b, s.hq, s.sq, 1])?;
+        expect_mut(&out.dq, [s.b, s.hq, s.sq, s.dqk])?;
+        expect_mut(&out.dk, [s.b, s.hk, s.skv, s.dqk])?;
+        expect_mut(&out.dv, [s.b, s.hv, s.skv, s.dv])?;
+        match (&x.attn.bias, &out.dbias) {
+            (Some(bias), Some(dbias)) => expect_mut(dbias, bias.view().dims)?,
+            (None, Some(_)) => {
+                return Err(EngineError::Unsupported {
+                    engine: "cpu",
+                    feature: "dBias without Bias",
+                })
+            }
+            _ => {}
+        }
+        match (&x.attn.sink, &out.dsink) {
+            (Some(_), Some(dsink)) => expect_mut(dsink, [1, s.hq, 1, 1])?,
+            (None, Some(_)) => {
+                return Err(EngineError::Unsupported {
+                    engine: "cpu",
+                    feature: "dSink without Sink",
+                })
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

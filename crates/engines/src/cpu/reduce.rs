@@ -1,0 +1,133 @@
+//! Per-head gradients and their reduction into the user's tensors, in a fixed order.
+//!
+//! dK and dV of a kv head are the sums over its group of query heads; a broadcast dBias is the
+//! sum over the batches and/or heads it serves; dSink is the sum over batches. Heads are added
+//! into output-sized f32 accumulators one at a time in ascending (batch, head) order on the
+//! calling thread, so results do not depend on scheduling or on how many heads ran at once.
+
+use super::element::Real;
+use super::problem::{BackwardOutputs, Problem, Shape};
+
+/// Gradients one (batch, query head) task produces, packed row-major.
+pub(crate) struct HeadGrads<A> {
+    /// Sq x Dqk.
+    pub dq: Vec<A>,
+    /// Skv x Dqk, this head's share of its kv head's dK.
+    pub dk: Vec<A>,
+    /// Skv x Dv, this head's share of its kv head's dV.
+    pub dv: Vec<A>,
+    /// Sq x Skv when dBias is wanted, else empty.
+    pub dbias: Vec<A>,
+    /// This head's share of dSink.
+    pub dsink: A,
+}
+
+impl<A: Real> HeadGrads<A> {
+    /// All-zero gradients (rows a task never touches stay zero).
+    pub fn zeros(s: &Shape, want_dbias: bool) -> Self {
+        HeadGrads {
+            dq: vec![A::zero(); s.sq * s.dqk],
+            dk: vec![A::zero(); s.skv * s.dqk],
+            dv: vec![A::zero(); s.skv * s.dv],
+            dbias: if want_dbias {
+                vec![A::zero(); s.sq * s.skv]
+            } else {
+                Vec::new()
+            },
+            dsink: A::zero(),
+        }
+    }
+}
+
+/// Running sums of dK, dV, dBias and dSink, packed like their tensors' logical dims.
+pub(crate) struct Accumulators<A> {
+    shape: Shape,
+    k_group: usize,
+    v_group: usize,
+    /// (1 or B, 1 or Hq) of the dBias tensor, when wanted.
+    dbias_dims: Option<[usize; 2]>,
+    dk: Vec<A>,
+    dv: Vec<A>,
+    dbias: Vec<A>,
+    dsink: Vec<A>,
+}
+
+fn add_into<A: Real>(acc: &mut [A], part: &[A]) {
+    acc.iter_mut().zip(part).for_each(|(a, &x)| *a += x);
+}
+
+impl<A: Real> Accumulators<A> {
+    /// Zeroed sums for `p`; `dbias_dims` are the batch and head dims of dBias.
+    pub fn new(p: &Problem, dbias_dims: Option<[usize; 2]>) -> Self {
+        let s = p.shape;
+        Accumulators {
+            shape: s,
+            k_group: p.k_group(),
+            v_group: p.v_group(),
+            dbias_dims,
+            dk: vec![A::zero(); s.b * s.hk * s.skv * s.dqk],
+            dv: vec![A::zero(); s.b * s.hv * s.skv * s.dv],
+            dbias: dbias_dims.map_or(Vec::new(), |[bb, bh]| {
+                vec![A::zero(); bb * bh * s.sq * s.skv]
+            }),
+            dsink: vec![A::zero(); s.hq],
+        }
+    }
+
+    /// Adds head (b, h)'s shares. Call in ascending (b, h) order.
+    pub fn add(&mut self, b: usize, h: usize, g: &HeadGrads<A>) {
+        let s = self.shape;
+        let (gk, gv) = (h / self.k_group, h / self.v_group);
+        let k_len = s.skv * s.dqk;
+        add_into(&mut self.dk[(b * s.hk + gk) * k_len..][..k_len], &g.dk);
+        let v_len = s.skv * s.dv;
+        add_into(&mut self.dv[(b * s.hv + gv) * v_len..][..v_len], &g.dv);
+        if let Some([bb, bh]) = self.dbias_dims {
+            let (tb, th) = (if bb == 1 { 0 } else { b }, if bh == 1 { 0 } else { h });
+            let len = s.sq * s.skv;
+            add_into(&mut self.dbias[(tb * bh + th) * len..][..len], &g.dbias);
+        }
+        self.dsink[h] += g.dsink;
+    }
+
+    /// Writes the sums into the outputs.
+    pub fn write(&self, out: &mut BackwardOutputs<'_>) {
+        let s = self.shape;
+        for b in 0..s.b {
+            for g in 0..s.hk {
+                let len = s.skv * s.dqk;
+                out.dk.scatter(
+                    b,
+                    g,
+                    0..s.skv,
+                    s.dqk,
+                    &self.dk[(b * s.hk + g) * len..][..len],
+                );
+            }
+            for g in 0..s.hv {
+                let len = s.skv * s.dv;
+                out.dv.scatter(
+                    b,
+                    g,
+                    0..s.skv,
+                    s.dv,
+                    &self.dv[(b * s.hv + g) * len..][..len],
+                );
+            }
+        }
+        if let (Some(dbias), Some([bb, bh])) = (out.dbias.as_mut(), self.dbias_dims) {
+            let len = s.sq * s.skv;
+            for tb in 0..bb {
+                for th in 0..bh {
+                    let sum = &self.dbias[(tb * bh + th) * len..][..len];
+                    dbias.scatter(tb, th, 0..s.sq, s.skv, sum);
+                }
+            }
+        }
+        if let Some(dsink) = out.dsink.as_mut() {
+            for (h, &v) in self.dsink.iter().enumerate() {
+                dsink.set(0, h, 0, 0, v);
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Errors of plan building and execution.
+
+use rime_graph::DataType;
+
+/// Why an engine refused to build a plan or to execute one. Execution is refused before any
+/// output is written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The engine is not the one the approved configuration names.
+    #[error("the plan is for engine {wanted}, but engine {engine} was asked to build it")]
+    WrongEngine {
+        /// Engine that was asked.
+        engine: &'static str,
+        /// Engine the configuration names.
+        wanted: &'static str,
+    },
+    /// The graph holds something the engine does not implement (the analyzer should have said).
+    #[error("engine {engine} does not implement {feature}")]
+    Unsupported {
+        /// Engine name.
+        engine: &'static str,
+        /// What is missing.
+        feature: &'static str,
+    },
+    /// A graph tensor needs a buffer and the variant pack has none.
+    #[error("variant pack has no buffer for tensor '{tensor}'")]
+    MissingBuffer {
+        /// Tensor name.
+        tensor: String,
+    },
+    /// The variant pack holds a key that is not a non-virtual tensor of the graph.
+    #[error("variant pack entry {key} is not a tensor of the graph that takes a buffer")]
+    ExtraBuffer {
+        /// The key as written by the user (uid or name).
+        key: String,
+    },
+    /// Two keys of the variant pack name the same tensor.
+    #[error("variant pack gives tensor '{tensor}' twice")]
+    DuplicateBuffer {
+        /// Tensor name.
+        tensor: String,
+    },
+    /// A buffer's element type differs from the tensor's.
+    #[error("tensor '{tensor}' is {expected}, but its buffer holds {actual}")]
+    DataTypeMismatch {
+        /// Tensor name.
+        tensor: String,
+        /// Type the graph gives the tensor.
+        expected: DataType,
+        /// Type of the buffer.
+        actual: DataType,
+    },
+    /// A buffer is shorter than the strided span of its tensor.
+    #[error("tensor '{tensor}' spans {needed} elements, but its buffer holds {len}")]
+    BufferTooSmall {
+        /// Tensor name.
+        tensor: String,
+        /// Elements the dims and strides reach.
+        needed: usize,
+        /// Elements in the buffer.
+        len: usize,
+    },
+    /// A tensor's dims or strides cannot be used (rank, negative or overflowing values).
+    #[error("tensor '{tensor}' has unusable layout: dims {dims:?}, strides {strides:?}")]
+    BadLayout {
+        /// Tensor name.
+        tensor: String,
+        /// Dims.
+        dims: Vec<i64>,
+        /// Strides.
+        strides: Vec<i64>,
+    },
+    /// A tensor's dims disagree with the attention problem.
+    #[error("tensor '{tensor}' has dims {actual:?}, expected {expected:?}")]
+    DimsMismatch {
+        /// Tensor name.
+        tensor: String,
+        /// Dims the problem needs.
+        expected: Vec<usize>,
+        /// Dims given.
+        actual: Vec<usize>,
+    },
+    /// A sequence length is negative or longer than the sequence.
+    #[error("tensor '{tensor}' gives length {value} for batch {batch}; allowed 0..={max}")]
+    SeqLenOutOfRange {
+        /// Tensor name.
+        tensor: String,
+        /// Batch index.
+        batch: usize,
+        /// Value given.
+        value: i64,
+        /// Sequence dim of the tensor.
+        max: usize,
+    },
+    /// The workspace handed to execute is smaller than the plan's workspace size.
+    #[error("workspace holds {given} bytes, the plan needs {needed}")]
+    WorkspaceTooSmall {
+        /// Bytes the plan needs.
+        needed: usize,
+        /// Bytes given.
+        given: usize,
+    },
+    /// A buffer lives where this engine cannot read it (e.g. a device buffer for the CPU).
+    #[error("tensor '{tensor}' is in {location} memory, engine {engine} needs host memory")]
+    WrongMemory {
+        /// Tensor name.
+        tensor: String,
+        /// Where the buffer lives.
+        location: &'static str,
+        /// Engine name.
+        engine: &'static str,
+    },
+}

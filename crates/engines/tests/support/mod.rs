@@ -1,0 +1,491 @@
+//! Test support: random cases of the attention problem, strided host data, and an independent
+//! naive f64 implementation (full score matrix, plain loops) written straight from the spec
+//! (sdpa-backward.md section 2). It shares no code with the engine beyond the input types.
+#![allow(dead_code, clippy::needless_range_loop)] // the naive reference indexes on purpose
+
+use rime_engines::cpu::{
+    AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, HostSlice,
+    HostSliceMut, Problem, SeqLens, Shape, TensorMut, TensorRef, View4,
+};
+
+/// Deterministic xorshift numbers in [-1, 1).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}
+
+/// How rank-4 tensors are laid out in memory.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Layout {
+    /// (B, H, S, D) packed.
+    Bhsd,
+    /// (B, S, H, D) with `pad` unused elements after every D row.
+    BshdPadded(usize),
+}
+
+fn view_of(dims: [usize; 4], layout: Layout) -> View4 {
+    match layout {
+        Layout::Bhsd => View4::packed(dims),
+        Layout::BshdPadded(pad) => {
+            let [_, h, s, d] = dims;
+            let row = d + pad;
+            View4 {
+                dims,
+                strides: [s * h * row, row, h * row, 1],
+            }
+        }
+    }
+}
+
+/// A strided f64 host tensor.
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub name: &'static str,
+    pub data: Vec<f64>,
+    pub view: View4,
+}
+
+impl Host {
+    pub fn zeros(name: &'static str, dims: [usize; 4], layout: Layout) -> Host {
+        let view = view_of(dims, layout);
+        // NaN in the gaps: a write outside the logical elements or a read of them shows.
+        Host {
+            name,
+            data: vec![f64::NAN; view.span().unwrap()],
+            view,
+        }
+        .filled(|_| 0.0)
+    }
+    pub fn random(name: &'static str, dims: [usize; 4], layout: Layout, rng: &mut Rng) -> Host {
+        Host::zeros(name, dims, layout).filled(|_| rng.next())
+    }
+    pub fn filled(mut self, mut f: impl FnMut([usize; 4]) -> f64) -> Host {
+        for idx in indices(self.view.dims) {
+            let at = self.offset(idx);
+            self.data[at] = f(idx);
+        }
+        self
+    }
+    pub fn offset(&self, [b, h, s, d]: [usize; 4]) -> usize {
+        let st = self.view.strides;
+        b * st[0] + h * st[1] + s * st[2] + d * st[3]
+    }
+    /// Element (b, h, s, d) with size-1 dims broadcasting.
+    pub fn at(&self, [b, h, s, d]: [usize; 4]) -> f64 {
+        let dims = self.view.dims;
+        let pick = |k: usize, i: usize| if dims[k] == 1 { 0 } else { i };
+        self.data[self.offset([pick(0, b), pick(1, h), pick(2, s), pick(3, d)])]
+    }
+    pub fn r(&self) -> TensorRef<'_> {
+        TensorRef::new(self.name, HostSlice::F64(&self.data), self.view).unwrap()
+    }
+    pub fn w(&mut self) -> TensorMut<'_> {
+        TensorMut::new(self.name, HostSliceMut::F64(&mut self.data), self.view).unwrap()
+    }
+    /// Logical elements in (b, h, s, d) order.
+    pub fn logical(&self) -> Vec<f64> {
+        indices(self.view.dims).map(|i| self.at(i)).collect()
+    }
+    /// The gaps between logical elements (must stay NaN).
+    pub fn gaps_untouched(&self) -> bool {
+        let mut logical = vec![false; self.data.len()];
+        for idx in indices(self.view.dims) {
+            logical[self.offset(idx)] = true;
+        }
+        self.data
+            .iter()
+            .zip(&logical)
+            .all(|(x, &l)| l || x.is_nan())
+    }
+}
+
+pub fn indices(dims: [usize; 4]) -> impl Iterator<Item = [usize; 4]> {
+    (0..dims[0]).flat_map(move |b| {
+        (0..dims[1]).flat_map(move |h| {
+            (0..dims[2]).flat_map(move |s| (0..dims[3]).map(move |d| [b, h, s, d]))
+        })
+    })
+}
+
+/// One test case: the problem plus which optional tensors exist.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub name: &'static str,
+    pub problem: Problem,
+    pub bias: Option<[usize; 4]>,
+    pub sink: bool,
+    pub layout: Layout,
+}
+
+impl Case {
+    pub fn new(name: &'static str, b: usize, hq: usize, sq: usize, skv: usize, d: usize) -> Case {
+        let shape = Shape {
+            b,
+            hq,
+            hk: hq,
+            hv: hq,
+            sq,
+            skv,
+            dqk: d,
+            dv: d,
+        };
+        Case {
+            name,
+            problem: Problem::new(shape),
+            bias: None,
+            sink: false,
+            layout: Layout::Bhsd,
+        }
+    }
+    pub fn heads(mut self, hk: usize, hv: usize) -> Case {
+        self.problem.shape.hk = hk;
+        self.problem.shape.hv = hv;
+        self
+    }
+    pub fn dv(mut self, dv: usize) -> Case {
+        self.problem.shape.dv = dv;
+        self
+    }
+    pub fn band(mut self, left: Option<i64>, right: Option<i64>, bottom_right: bool) -> Case {
+        self.problem.band = Band {
+            left_bound: left,
+            right_bound: right,
+            bottom_right,
+        };
+        self
+    }
+    pub fn alibi(mut self) -> Case {
+        self.problem.alibi = true;
+        self
+    }
+    pub fn padding(mut self, q: &[usize], kv: &[usize]) -> Case {
+        self.problem.seq_lens = Some(SeqLens {
+            q: q.to_vec(),
+            kv: kv.to_vec(),
+        });
+        self
+    }
+    pub fn bias(mut self, batch: bool, heads: bool) -> Case {
+        let s = self.problem.shape;
+        self.bias = Some([
+            if batch { s.b } else { 1 },
+            if heads { s.hq } else { 1 },
+            s.sq,
+            s.skv,
+        ]);
+        self
+    }
+    pub fn sink(mut self) -> Case {
+        self.sink = true;
+        self
+    }
+    pub fn layout(mut self, layout: Layout) -> Case {
+        self.layout = layout;
+        self
+    }
+    pub fn shape(&self) -> Shape {
+        self.problem.shape
+    }
+}
+
+/// The inputs of a case: Q, K, V, Bias, Sink, and W (the weights of the loss sum(O * W), which
+/// is also dO).
+#[derive(Debug, Clone)]
+pub struct Data {
+    pub q: Host,
+    pub k: Host,
+    pub v: Host,
+    pub bias: Option<Host>,
+    pub sink: Option<Host>,
+    pub w: Host,
+}
+
+impl Data {
+    pub fn random(case: &Case, seed: u64) -> Data {
+        let s = case.shape();
+        let l = case.layout;
+        let rng = &mut Rng::new(seed);
+        Data {
+            q: Host::random("Q", [s.b, s.hq, s.sq, s.dqk], l, rng),
+            k: Host::random("K", [s.b, s.hk, s.skv, s.dqk], l, rng),
+            v: Host::random("V", [s.b, s.hv, s.skv, s.dv], l, rng),
+            bias: case
+                .bias
+                .map(|dims| Host::random("Bias", dims, Layout::Bhsd, rng)),
+            sink: case
+                .sink
+                .then(|| Host::random("Sink", [1, s.hq, 1, 1], Layout::Bhsd, rng)),
+            w: Host::random("dO", [s.b, s.hq, s.sq, s.dv], l, rng),
+        }
+    }
+    pub fn inputs(&self) -> AttentionInputs<'_> {
+        AttentionInputs {
+            q: self.q.r(),
+            k: self.k.r(),
+            v: self.v.r(),
+            bias: self.bias.as_ref().map(Host::r),
+            sink: self.sink.as_ref().map(Host::r),
+        }
+    }
+}
+
+/// Engine results in f64.
+#[derive(Debug, Clone)]
+pub struct Results {
+    pub o: Host,
+    pub stats: Host,
+    pub dq: Host,
+    pub dk: Host,
+    pub dv: Host,
+    pub dbias: Option<Host>,
+    pub dsink: Option<Host>,
+}
+
+/// The engine's forward in f64: (O, Stats).
+pub fn engine_forward(case: &Case, data: &Data) -> (Host, Host) {
+    let s = case.shape();
+    let mut o = Host::zeros("O", [s.b, s.hq, s.sq, s.dv], case.layout);
+    let mut stats = Host::zeros("Stats", [s.b, s.hq, s.sq, 1], Layout::Bhsd);
+    let out = ForwardOutputs {
+        o: o.w(),
+        stats: Some(stats.w()),
+    };
+    rime_engines::cpu::forward::<f64>(&case.problem, &data.inputs(), out).unwrap();
+    (o, stats)
+}
+
+/// The engine's forward then backward with dO = W, in f64.
+pub fn engine_f64(case: &Case, data: &Data) -> Results {
+    let s = case.shape();
+    let (o, stats) = engine_forward(case, data);
+    let l = case.layout;
+    let mut r = Results {
+        dq: Host::zeros("dQ", [s.b, s.hq, s.sq, s.dqk], l),
+        dk: Host::zeros("dK", [s.b, s.hk, s.skv, s.dqk], l),
+        dv: Host::zeros("dV", [s.b, s.hv, s.skv, s.dv], l),
+        dbias: case
+            .bias
+            .map(|dims| Host::zeros("dBias", dims, Layout::Bhsd)),
+        dsink: case
+            .sink
+            .then(|| Host::zeros("dSink", [1, s.hq, 1, 1], Layout::Bhsd)),
+        o,
+        stats,
+    };
+    let inputs = BackwardInputs {
+        attn: data.inputs(),
+        o: r.o.r(),
+        d_o: data.w.r(),
+        stats: r.stats.r(),
+    };
+    let out = BackwardOutputs {
+        dq: r.dq.w(),
+        dk: r.dk.w(),
+        dv: r.dv.w(),
+        dbias: r.dbias.as_mut().map(Host::w),
+        dsink: r.dsink.as_mut().map(Host::w),
+    };
+    rime_engines::cpu::backward::<f64>(&case.problem, &inputs, out).unwrap();
+    r
+}
+
+/// ALiBi slopes as the reference Python writes them (power-of-two heads, then every other
+/// slope of twice as many heads).
+fn naive_slopes(heads: usize) -> Vec<f64> {
+    let pow2 = |n: usize| -> Vec<f64> {
+        let start = 2f64.powf(-(2f64.powf(-((n as f64).log2() - 3.0))));
+        (0..n).map(|i| start * start.powi(i as i32)).collect()
+    };
+    let n = 2usize.pow((heads as f64).log2().floor() as u32);
+    let mut s = pow2(n);
+    s.extend(pow2(2 * n).into_iter().step_by(2).take(heads - n));
+    s
+}
+
+/// Logical (packed) f64 results of the naive implementation.
+#[derive(Debug, Clone)]
+pub struct Naive {
+    pub o: Vec<f64>,
+    pub stats: Vec<f64>,
+    pub dq: Vec<f64>,
+    pub dk: Vec<f64>,
+    pub dv: Vec<f64>,
+    pub dbias: Vec<f64>,
+    pub dsink: Vec<f64>,
+}
+
+/// Full-matrix, loop-by-loop forward and backward of the case with dO = W.
+pub fn naive(case: &Case, data: &Data) -> Naive {
+    let p = &case.problem;
+    let s = p.shape;
+    let slopes = naive_slopes(s.hq);
+    let (sq, skv) = (s.sq, s.skv);
+    let ix = |b: usize, h: usize, i: usize, d: usize, hn: usize, sn: usize, dn: usize| {
+        ((b * hn + h) * sn + i) * dn + d
+    };
+    let mut n = Naive {
+        o: vec![0.0; s.b * s.hq * sq * s.dv],
+        stats: vec![f64::INFINITY; s.b * s.hq * sq],
+        dq: vec![0.0; s.b * s.hq * sq * s.dqk],
+        dk: vec![0.0; s.b * s.hk * skv * s.dqk],
+        dv: vec![0.0; s.b * s.hv * skv * s.dv],
+        dbias: case
+            .bias
+            .map_or(Vec::new(), |d| vec![0.0; d.iter().product()]),
+        dsink: vec![0.0; s.hq],
+    };
+    for b in 0..s.b {
+        let (ql, kl) = match &p.seq_lens {
+            Some(l) => (l.q[b], l.kv[b]),
+            None => (sq, skv),
+        };
+        let shift = if p.band.bottom_right {
+            kl as i64 - ql as i64
+        } else {
+            0
+        };
+        for h in 0..s.hq {
+            let (hk, hv) = (h / (s.hq / s.hk), h / (s.hq / s.hv));
+            let sink = data.sink.as_ref().map(|t| t.at([0, h, 0, 0]));
+            for i in 0..ql {
+                // scores of row i
+                let mut srow = vec![f64::NEG_INFINITY; skv];
+                for (j, sc) in srow.iter_mut().enumerate().take(kl) {
+                    let (ii, jj) = (i as i64 + shift, j as i64);
+                    if p.band.right_bound.is_some_and(|r| jj > ii + r)
+                        || p.band.left_bound.is_some_and(|l| jj <= ii - l)
+                    {
+                        continue;
+                    }
+                    let dot: f64 = (0..s.dqk)
+                        .map(|d| data.q.at([b, h, i, d]) * data.k.at([b, hk, j, d]))
+                        .sum();
+                    let mut x = p.scale * dot;
+                    if let Some(bias) = &data.bias {
+                        x += bias.at([b, h, i, j]);
+                    }
+                    if p.alibi {
+                        x += slopes[h] * (j as f64 - i as f64);
+                    }
+                    *sc = x;
+                }
+                let mx = srow
+                    .iter()
+                    .copied()
+                    .chain(sink)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                if mx == f64::NEG_INFINITY {
+                    continue; // nothing to attend to: O = 0, Stats = +inf, zero gradients
+                }
+                let denom: f64 = srow
+                    .iter()
+                    .chain(sink.as_ref())
+                    .map(|x| (x - mx).exp())
+                    .sum();
+                let lse = mx + denom.ln();
+                n.stats[ix(b, h, i, 0, s.hq, sq, 1)] = lse;
+                let prob: Vec<f64> = srow.iter().map(|x| (x - lse).exp()).collect();
+                for d in 0..s.dv {
+                    n.o[ix(b, h, i, d, s.hq, sq, s.dv)] =
+                        (0..skv).map(|j| prob[j] * data.v.at([b, hv, j, d])).sum();
+                }
+                // backward of row i
+                let delta: f64 = (0..s.dv)
+                    .map(|d| data.w.at([b, h, i, d]) * n.o[ix(b, h, i, d, s.hq, sq, s.dv)])
+                    .sum();
+                if let Some(sink) = sink {
+                    n.dsink[h] -= (sink - lse).exp() * delta;
+                }
+                for j in 0..skv {
+                    let dp: f64 = (0..s.dv)
+                        .map(|d| data.w.at([b, h, i, d]) * data.v.at([b, hv, j, d]))
+                        .sum();
+                    let ds = prob[j] * (dp - delta);
+                    for d in 0..s.dv {
+                        n.dv[ix(b, hv, j, d, s.hv, skv, s.dv)] += prob[j] * data.w.at([b, h, i, d]);
+                    }
+                    for d in 0..s.dqk {
+                        n.dq[ix(b, h, i, d, s.hq, sq, s.dqk)] +=
+                            p.scale * ds * data.k.at([b, hk, j, d]);
+                        n.dk[ix(b, hk, j, d, s.hk, skv, s.dqk)] +=
+                            p.scale * ds * data.q.at([b, h, i, d]);
+                    }
+                    if let Some(dims) = case.bias {
+                        let (bb, bh) = (
+                            if dims[0] == 1 { 0 } else { b },
+                            if dims[1] == 1 { 0 } else { h },
+                        );
+                        n.dbias[((bb * dims[1] + bh) * sq + i) * skv + j] += ds;
+                    }
+                }
+            }
+        }
+    }
+    n
+}
+
+/// Largest |a - b| / (atol + rtol |b|) over the elements; <= 1 passes.
+pub fn worst(actual: &[f64], expected: &[f64], atol: f64, rtol: f64) -> f64 {
+    assert_eq!(actual.len(), expected.len());
+    actual
+        .iter()
+        .zip(expected)
+        .map(|(a, e)| {
+            if a.is_nan() || e.is_nan() {
+                f64::INFINITY
+            } else if a == e {
+                0.0
+            } else {
+                (a - e).abs() / (atol + rtol * e.abs())
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Every option the engine supports, on tiny shapes (gradient checks) or small ones.
+pub fn cases(b: usize, sq: usize, skv: usize, d: usize) -> Vec<Case> {
+    let c = |name| Case::new(name, b, 2, sq, skv, d);
+    let short = skv.saturating_sub(2).max(1);
+    vec![
+        c("plain"),
+        c("causal_top_left").band(None, Some(0), false),
+        c("causal_bottom_right").band(None, Some(0), true),
+        c("sliding_window").band(Some(2), Some(0), false),
+        c("band_bottom_right").band(Some(3), Some(1), true),
+        c("padding").padding(&vec![sq - 1; b], &vec![short; b]),
+        c("padding_causal_bottom_right")
+            .padding(&vec![sq - 1; b], &vec![short; b])
+            .band(None, Some(0), true),
+        c("alibi_causal").alibi().band(None, Some(0), false),
+        c("bias_per_batch_head").bias(true, true),
+        c("bias_broadcast_batch").bias(false, true),
+        c("bias_broadcast_head").bias(true, false),
+        c("bias_broadcast_both").bias(false, false),
+        Case::new("gqa", b, 4, sq, skv, d).heads(2, 1),
+        Case::new("mqa", b, 4, sq, skv, d).heads(1, 1),
+        c("dqk_ne_dv").dv(d + 2),
+        c("sink").sink(),
+        c("sink_causal_padding")
+            .sink()
+            .band(None, Some(0), false)
+            .padding(&vec![sq; b], &vec![short; b]),
+        c("strided_bshd_padded").layout(Layout::BshdPadded(3)),
+        Case::new("everything", b, 4, sq, skv, d)
+            .heads(2, 1)
+            .dv(d + 2)
+            .bias(false, true)
+            .sink()
+            .band(Some(4), Some(1), false)
+            .padding(&vec![sq - 1; b], &vec![short; b])
+            .layout(Layout::BshdPadded(1)),
+    ]
+}
