@@ -61,7 +61,7 @@ fn spec(u: &mut Unstructured) -> Result<GraphSpec> {
             } else {
                 None
             },
-            right: small(u)? - 1,
+            right: small(u)?.saturating_sub(1),
             bottom_right,
         },
     };

@@ -46,7 +46,13 @@ pub fn exercise(graph: &Graph) -> Vec<SupportReport> {
 }
 
 fn check_report(graph: &Graph, valid: bool, report: &SupportReport) {
-    assert_eq!(report.graph(), graph, "analyze must not change the graph");
+    // Compared through the canonical text: a graph built in code may hold a NaN option,
+    // which is never == itself.
+    assert_eq!(
+        rime_graph::json::to_string(report.graph()),
+        rime_graph::json::to_string(graph),
+        "analyze must not change the graph"
+    );
     for r in report.all_rejections() {
         assert!(!r.code.doc().trim().is_empty(), "{} has no doc", r.code);
         assert_eq!(ReasonCode::from_code(r.code.code()), Some(r.code));
