@@ -4,12 +4,17 @@
 //! - `analyze` never panics, on well-formed graphs and on graphs whose tensors were then
 //!   mutated to arbitrary dims, strides, types and flags, and every rejection carries a code
 //!   documented in `docs/reasons.md` (`support/exercise.rs` holds the invariants it checks);
-//! - whatever the analyzer approves for `cpu_reference`, the CPU engine executes.
+//! - whatever the analyzer approves for `cpu_reference`, the CPU engine executes (with finite
+//!   gradients when O and Stats come from the graph's own forward node).
 //!
 //! Case counts are sized for CI (debug build, 2 cores); `PROPTEST_CASES=N` overrides them.
 
+use std::collections::BTreeMap;
+
 use proptest::prelude::*;
-use rime_graph::{json, DataType, Graph, TensorId};
+use rime_analyzer::{analyze, EngineKind, Target};
+use rime_engines::{CpuEngine, Engine, HostBuffer, TensorKey, VariantPack, Workspace};
+use rime_graph::{json, DataType, Graph, Port, TensorId};
 
 #[path = "support/exercise.rs"]
 mod exercise;
@@ -207,6 +212,110 @@ proptest! {
             for r in report.all_rejections() {
                 let heading = format!("### {}", r.code);
                 prop_assert!(doc.contains(&heading), "{} missing from docs/reasons.md", r.code);
+            }
+        }
+    }
+}
+
+/// xorshift numbers for buffer contents (the proptest seed picks the stream).
+struct Numbers(u64);
+
+impl Numbers {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// An input buffer: sequence lengths in 0..=S (zero included), everything else in [-1, 1).
+fn input_buffer(graph: &Graph, id: TensorId, numbers: &mut Numbers) -> HostBuffer {
+    let t = graph.get(id).expect("tensor");
+    let span = usize::try_from(t.span_elements().expect("span")).expect("span");
+    let dt = graph.data_type(id).expect("type");
+    let seq = graph.nodes().iter().find_map(|n| {
+        let shape = rime_graph::SdpaShape::of(graph, n)?;
+        if n.input(Port::SeqLenQ) == Some(id) {
+            Some(shape.sq)
+        } else if n.input(Port::SeqLenKv) == Some(id) {
+            Some(shape.skv)
+        } else {
+            None
+        }
+    });
+    let values: Vec<f64> = (0..span)
+        .map(|_| match seq {
+            Some(s) => (numbers.next() * (s + 1) as f64).floor(),
+            None => 2.0 * numbers.next() - 1.0,
+        })
+        .collect();
+    HostBuffer::from_f64(dt, &values).expect("buffer")
+}
+
+/// Executes every node of a graph the analyzer approved for the CPU reference, in dependency
+/// order, forward outputs feeding the backward; returns the gradients (backward outputs).
+fn execute_on_cpu(graph: &Graph, seed: u64) -> Result<Vec<(String, Vec<f64>)>, String> {
+    let report = analyze(graph, &Target::by_name("cpu").expect("cpu"));
+    let mut numbers = Numbers(seed | 1);
+    let mut data: BTreeMap<TensorId, HostBuffer> = BTreeMap::new();
+    let mut gradients = Vec::new();
+    for node in graph.topological_order().map_err(|e| e.to_string())? {
+        let approved = report
+            .approve_config(node, EngineKind::CpuReference, None)
+            .map_err(|e| e.to_string())?;
+        let plan = CpuEngine.build_plan(&approved).map_err(|e| e.to_string())?;
+        let mut pack = VariantPack::new();
+        for &id in &plan.tensors().inputs {
+            let buffer = match data.get(&id) {
+                Some(b) => b.clone(),
+                None => input_buffer(graph, id, &mut numbers),
+            };
+            data.insert(id, buffer.clone());
+            pack.insert(id, Box::new(buffer));
+        }
+        for &id in &plan.tensors().outputs {
+            let t = graph.get(id).expect("output");
+            let span = usize::try_from(t.span_elements().expect("span")).expect("span");
+            let dt = graph.data_type(id).expect("type");
+            pack.insert(id, Box::new(HostBuffer::zeros(dt, span).expect("zeros")));
+        }
+        plan.execute(&mut pack, &mut Workspace::host(plan.workspace_size()))
+            .map_err(|e| format!("node {}: {e}", approved.node().name))?;
+        for &id in &plan.tensors().outputs {
+            let out = pack
+                .get(&TensorKey::Id(id))
+                .and_then(|b| b.as_any().downcast_ref::<HostBuffer>())
+                .expect("host output")
+                .clone();
+            if approved.node().op == rime_graph::OpKind::SdpaBackward {
+                let name = graph.get(id).map(|t| t.name.clone()).unwrap_or_default();
+                gradients.push((name, out.to_f64()));
+            }
+            data.insert(id, out);
+        }
+    }
+    Ok(gradients)
+}
+
+proptest! {
+    #![proptest_config(cases(64))]
+
+    #[test]
+    fn what_the_analyzer_approves_for_the_cpu_reference_executes(
+        spec in spec(),
+        seed in any::<u64>(),
+    ) {
+        let graph = spec.build();
+        let report = analyze(&graph, &Target::by_name("cpu").expect("cpu"));
+        prop_assume!(report.supports(EngineKind::CpuReference));
+        let gradients = execute_on_cpu(&graph, seed);
+        prop_assert!(gradients.is_ok(), "{:?}", gradients);
+        // With O and Stats from the forward, P <= 1 and every gradient is finite. Random Stats
+        // (no forward twin) may make P = exp(S - Stats) overflow f16 legitimately.
+        if spec.forward_twin {
+            for (name, values) in gradients.unwrap_or_default() {
+                prop_assert!(values.iter().all(|x| x.is_finite()), "{name} is not finite");
             }
         }
     }
