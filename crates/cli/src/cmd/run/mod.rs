@@ -56,7 +56,14 @@ fn engine_for(kind: EngineKind) -> Option<Box<dyn Engine>> {
 
 /// `auto` is this machine: the CPU unless a GPU engine is available (none in this build).
 fn target(name: &str) -> anyhow::Result<Target> {
-    let name = if name == "auto" { "cpu" } else { name };
+    let name = if name == "auto" {
+        eprintln!(
+            "note: target auto: this build has no GPU engine; running on the CPU (target cpu)"
+        );
+        "cpu"
+    } else {
+        name
+    };
     Target::by_name(name).with_context(|| {
         let known: Vec<String> = Target::all().into_iter().map(|t| t.name).collect();
         format!(
@@ -108,6 +115,20 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         match choose(node, &ranked) {
             Some(c) => chosen.push(c),
             None => {
+                // Supported configurations this build cannot drive: the user pinned a GPU
+                // engine on a machine (or build) without one. Say so before the report.
+                let undriveable: Vec<String> = ranked
+                    .iter()
+                    .filter(|c| c.node == node && engine_for(c.config.engine).is_none())
+                    .map(|c| c.config.label())
+                    .collect();
+                if !undriveable.is_empty() {
+                    eprintln!(
+                        "error: node '{}': {} supports it, but needs a GPU this build cannot drive (no CUDA engine); use --engine cpu_reference or leave --engine out",
+                        node_name(&graph, node),
+                        undriveable.join(", ")
+                    );
+                }
                 println!(
                     "no engine of this build can run node '{}':",
                     node_name(&graph, node)
