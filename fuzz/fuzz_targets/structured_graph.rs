@@ -210,6 +210,8 @@ fn run(u: &mut Unstructured) -> Result<()> {
     };
     let small = [
         spec.batch,
+        spec.heads_kv,
+        spec.group,
         spec.heads_q(),
         spec.seq_q,
         spec.seq_kv,
