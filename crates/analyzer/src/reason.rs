@@ -168,11 +168,15 @@ reason_codes! {
     ///
     /// Fix: reshape to rank 4.
     BadRank = "STR006", Structure;
-    /// Dims and strides disagree in count, a dim is < 1 or a stride is negative.
+    /// Dims and strides disagree in count, a dim is < 1, a stride is negative, or an output's
+    /// strides make two of its elements share memory.
     ///
-    /// Why: the layout must describe a real buffer.
+    /// Why: the layout must describe a real buffer, and an output element written twice in one
+    /// place races on a GPU and loses a value on the CPU (inputs may overlap: a stride of 0
+    /// broadcasts a read).
     ///
-    /// Fix: give one stride per dim, dims >= 1 and strides >= 0.
+    /// Fix: give one stride per dim, dims >= 1 and strides >= 0; give outputs a plain layout
+    /// (BHSD, BSHD or padded rows).
     BadLayout = "STR007", Structure;
     /// The last-dim stride of an attention tensor is not 1.
     ///
@@ -206,7 +210,8 @@ reason_codes! {
     ///
     /// Fix: convert the tensor to the type the message names.
     DataTypeNotAllowed = "STR012", Structure;
-    /// A pass-by-value tensor is virtual, an output, or carries a value of another type.
+    /// A pass-by-value tensor is virtual, an output, has more than one element, or carries a
+    /// value of another type.
     ///
     /// Why: by-value scalars come from the host and are read, never written.
     ///

@@ -205,6 +205,28 @@ pub enum GraphError {
         /// Tensor name.
         tensor: String,
     },
+    /// A pass-by-value tensor of more than one element (a by-value payload is one scalar).
+    #[error("tensor `{tensor}`: passed by value but has dims {dims:?}; a by-value tensor holds one element (all dims 1)")]
+    ByValueNotScalar {
+        /// Tensor name.
+        tensor: String,
+        /// Dims.
+        dims: Vec<i64>,
+    },
+    /// An output whose strides map two elements to one memory location.
+    #[error("node `{node}` port {port}: output `{tensor}` has overlapping strides {strides:?} for dims {dims:?}; each element of an output needs its own memory")]
+    OverlappingOutput {
+        /// Node name.
+        node: String,
+        /// Port.
+        port: Port,
+        /// Tensor name.
+        tensor: String,
+        /// Dims.
+        dims: Vec<i64>,
+        /// Strides.
+        strides: Vec<i64>,
+    },
     /// A pass-by-value payload whose type differs from the declared one.
     #[error("tensor `{tensor}`: passed-by-value {found} differs from its data type {declared}")]
     ByValueTypeMismatch {

@@ -29,6 +29,7 @@ mod error;
 mod graph;
 pub mod json;
 mod node;
+mod overlap;
 mod port;
 mod sdpa;
 mod tensor;

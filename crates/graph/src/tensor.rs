@@ -91,9 +91,11 @@ impl Tensor {
     }
 
     /// A rank-4 (B, H, S, D) tensor stored as BSHD (heads interleaved within a sequence row).
+    /// Strides saturate on overflow, like [`packed_strides`] (validation reports the size).
     pub fn bshd(name: impl Into<String>, dims: [i64; 4]) -> Self {
         let [_, h, s, d] = dims;
-        Tensor::new(name, &dims, &[s * h * d, d, h * d, 1])
+        let row = h.saturating_mul(d);
+        Tensor::new(name, &dims, &[s.saturating_mul(row), d, row, 1])
     }
 
     /// A (1,1,1,1) f32 scalar passed by value.
@@ -187,5 +189,12 @@ mod tests {
         assert_eq!(huge.element_count(), None);
         let zero = Tensor::packed("z", &[0, 4]);
         assert_eq!(zero.span_elements(), None);
+    }
+
+    #[test]
+    fn huge_bshd_dims_saturate_instead_of_panicking() {
+        let t = Tensor::bshd("q", [1, 2, i64::MAX / 2, 64]);
+        assert_eq!(t.strides, vec![i64::MAX, 64, 128, 1]);
+        assert_eq!(t.span_elements(), None);
     }
 }

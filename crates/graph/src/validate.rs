@@ -143,6 +143,12 @@ impl Graph {
         let Some(value) = t.pass_by_value else {
             return;
         };
+        if t.element_count() != Some(1) {
+            errors.push(GraphError::ByValueNotScalar {
+                tensor: t.name.clone(),
+                dims: t.dims.clone(),
+            });
+        }
         if t.is_virtual {
             errors.push(GraphError::VirtualByValue {
                 tensor: t.name.clone(),
@@ -212,6 +218,15 @@ impl Graph {
                         node: node.name.clone(),
                         port,
                         tensor: tensor.name.clone(),
+                    });
+                }
+                if tensor.overlaps_itself() {
+                    errors.push(GraphError::OverlappingOutput {
+                        node: node.name.clone(),
+                        port,
+                        tensor: tensor.name.clone(),
+                        dims: tensor.dims.clone(),
+                        strides: tensor.strides.clone(),
                     });
                 }
             }

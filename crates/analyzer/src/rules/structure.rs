@@ -25,15 +25,19 @@ pub fn code_of(error: &GraphError) -> ReasonCode {
         E::EmptyName { .. } | E::DuplicateName { .. } | E::DuplicateNodeName { .. } => R::BadName,
         E::DuplicateUid { .. } => R::DuplicateUid,
         E::BadRank { .. } => R::BadRank,
-        E::StrideCount { .. } | E::NonPositiveDim { .. } | E::NegativeStride { .. } => R::BadLayout,
+        E::StrideCount { .. }
+        | E::NonPositiveDim { .. }
+        | E::NegativeStride { .. }
+        | E::OverlappingOutput { .. } => R::BadLayout,
         E::LastStrideNotOne { .. } => R::LastStrideNotOne,
         E::SizeOverflow { .. } => R::SizeOverflow,
         E::ShapeMismatch { .. } | E::NotBroadcastable { .. } => R::ShapeMismatch,
         E::DataTypeUnset { .. } => R::DataTypeUnset,
         E::DataTypeNotAllowed { .. } | E::DataTypeMismatch { .. } => R::DataTypeNotAllowed,
-        E::VirtualByValue { .. } | E::ByValueTypeMismatch { .. } | E::ByValueOutput { .. } => {
-            R::BadByValue
-        }
+        E::VirtualByValue { .. }
+        | E::ByValueTypeMismatch { .. }
+        | E::ByValueOutput { .. }
+        | E::ByValueNotScalar { .. } => R::BadByValue,
         E::VirtualWithoutProducer { .. } => R::VirtualWithoutProducer,
         E::MultipleWriters { .. } => R::MultipleWriters,
         E::AliasedOutput { .. } => R::AliasedOutput,
@@ -88,6 +92,12 @@ fn rejection(error: &GraphError) -> Rejection {
             node,
             port: p,
             tensor: t,
+        }
+        | E::OverlappingOutput {
+            node,
+            port: p,
+            tensor: t,
+            ..
         } => port(node, *p, Some(t)),
         E::MultipleWriters {
             tensor: t,
@@ -107,6 +117,7 @@ fn rejection(error: &GraphError) -> Rejection {
         | E::DataTypeMismatch { tensor: t, .. }
         | E::VirtualByValue { tensor: t }
         | E::ByValueTypeMismatch { tensor: t, .. }
+        | E::ByValueNotScalar { tensor: t, .. }
         | E::VirtualWithoutProducer { tensor: t }
         | E::DuplicateUid { second: t, .. } => tensor(t),
         E::DuplicateNodeName { name } | E::Cycle { node: name } => {
@@ -122,6 +133,12 @@ fn rejection(error: &GraphError) -> Rejection {
         E::LastStrideNotOne { found, .. } => r.limit("last-dim stride", found, 1),
         E::NonPositiveDim { value, .. } => r.limit("dim", value, ">= 1"),
         E::NegativeStride { value, .. } => r.limit("stride", value, ">= 0"),
+        E::OverlappingOutput { strides, .. } => r.limit(
+            "strides",
+            join(strides),
+            "each above the span of the smaller ones",
+        ),
+        E::ByValueNotScalar { dims, .. } => r.limit("dims", join(dims), "all 1"),
         E::ShapeMismatch {
             found, expected, ..
         } => r.limit("dims", join(found), join(expected)),

@@ -8,8 +8,9 @@
 //! ```
 //!
 //! Each task walks its query rows in blocks of [`BLOCK_Q`] with one (block x valid keys) tile for
-//! P and one for dP/dS. Rows whose Stats is not finite (nothing was attended to) and masked
-//! entries have P = 0, so they give exactly zero gradients, never NaN. dK, dV, dBias and dSink
+//! P and one for dP/dS. Rows whose Stats is infinite (nothing was attended to) and masked
+//! entries have P = 0, so they give exactly zero gradients, never NaN; a NaN Stats (a bad
+//! input) gives NaN gradients for its row rather than silent zeros. dK, dV, dBias and dSink
 //! come back per query head and are summed over heads and batches in a fixed order on one
 //! thread (see `reduce`): deterministic by construction, no shared accumulators.
 
@@ -122,7 +123,8 @@ fn backward_head<A: Real>(
             .extend(rows.clone().map(|i| x.stats.get::<A>(b, h, i, 0)));
         if let Some(sink) = sink {
             for (&lse, &delta) in t.lse.iter().zip(&t.delta) {
-                if lse.is_finite() {
+                // An infinite Stats marks a row that attended to nothing; NaN propagates.
+                if !lse.is_infinite() {
                     g.dsink = g.dsink - (sink - lse).exp() * delta;
                 }
             }
@@ -153,6 +155,9 @@ fn backward_head<A: Real>(
         for (row, &lse) in t.p.chunks_exact_mut(n).zip(&t.lse) {
             if lse.is_finite() {
                 exp_shifted(row, lse);
+            } else if lse.is_nan() {
+                // A NaN Stats is a bad input: it must show in the gradients, not vanish.
+                row.fill(A::nan());
             } else {
                 row.fill(A::zero());
             }

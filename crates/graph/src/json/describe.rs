@@ -67,6 +67,8 @@ fn path_of(graph: &Graph, error: &GraphError) -> Option<JsonPath> {
         | E::ByValueOutput { node, port: p, .. }
         | E::MultipleWriters { node, port: p, .. }
         | E::AliasedOutput { node, port: p, .. } => port(graph, node, *p)?,
+        E::OverlappingOutput { tensor: t, .. } => tensor(t).key("strides"),
+        E::ByValueNotScalar { tensor: t, .. } => tensor(t).key("dims"),
         E::MissingPort { node: n, .. } | E::Cycle { node: n } => node(graph, n, false)?,
         E::DuplicateNodeName { name } => node(graph, name, true)?,
         E::UnknownRaggedOffset { tensor: t, .. } => tensor(t).key("ragged_offset"),

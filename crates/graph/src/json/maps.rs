@@ -210,8 +210,11 @@ impl<'de> Deserialize<'de> for Finite32 {
                 f.write_str("a number within f32 range")
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Finite32, E> {
-                if v.is_finite() && v.abs() <= f64::from(f32::MAX) {
-                    Ok(Finite32(v as f32))
+                // Round first: f32::MAX saves as its shortest text 3.4028235e38, which as an
+                // f64 is a little above f64::from(f32::MAX) but rounds back to it.
+                let rounded = v as f32;
+                if rounded.is_finite() {
+                    Ok(Finite32(rounded))
                 } else {
                     Err(E::custom(format!("{v} is outside the f32 range")))
                 }

@@ -131,3 +131,23 @@ fn non_utf8_files_are_syntax_errors_with_a_place() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn extreme_finite_f32_options_round_trip() {
+    // Saved as the shortest f32 text, f32::MAX is 3.4028235e38: above f64::from(f32::MAX) until
+    // rounded back to f32. Found by the structured fuzz target (a saved graph did not load).
+    let text = to_string(&every_attribute());
+    assert!(text.contains("1.1754944e-38"), "{text}");
+    for scale in [f32::MAX, f32::MIN, f32::MIN_POSITIVE, 1e-45, -0.0] {
+        let edited = text.replace("1.1754944e-38", &format!("{scale:e}"));
+        let g = from_str(&edited, "x.json").unwrap_or_else(|e| panic!("{scale:e}: {e}"));
+        assert_eq!(
+            g.nodes()[0].options.attn_scale.map(f32::to_bits),
+            Some(scale.to_bits())
+        );
+        let saved = to_string(&g);
+        assert_eq!(from_str(&saved, "y.json").unwrap(), g, "{saved}");
+    }
+    let over = text.replace("1.1754944e-38", "3.4028236e38");
+    assert!(from_str(&over, "z.json").is_err(), "rounds to infinity");
+}

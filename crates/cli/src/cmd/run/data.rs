@@ -13,6 +13,8 @@ use safetensors::{Dtype, SafeTensors};
 /// Where inputs come from: a safetensors file's bytes, and the seed for the rest.
 pub struct Inputs {
     file: Option<Vec<u8>>,
+    /// The file's path as shown in messages.
+    source: String,
     seed: u64,
 }
 
@@ -48,26 +50,44 @@ impl Rng {
 }
 
 impl Inputs {
-    /// Reads the safetensors file, if any, and checks that it parses.
+    /// Reads the safetensors file, if any, and checks that it parses and that every tensor it
+    /// holds is named after a tensor of the graph: a misspelt name would otherwise leave that
+    /// input to the seed, silently.
     pub fn new(graph: &Graph, path: Option<&Path>, seed: u64) -> anyhow::Result<Inputs> {
         let file = match path {
             Some(p) => {
                 let bytes = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
                 let parsed = SafeTensors::deserialize(&bytes)
                     .with_context(|| format!("parsing {}", p.display()))?;
-                for name in parsed.names() {
-                    if graph.find(name).is_none() {
-                        eprintln!(
-                            "note: {} holds '{name}', which is not a tensor of the graph",
-                            p.display()
-                        );
-                    }
+                let mut unknown: Vec<&str> = parsed
+                    .names()
+                    .into_iter()
+                    .filter(|name| graph.find(name).is_none())
+                    .collect();
+                if !unknown.is_empty() {
+                    unknown.sort_unstable();
+                    let known: Vec<&str> = graph
+                        .graph_inputs()
+                        .into_iter()
+                        .filter_map(|id| graph.get(id).map(|t| t.name.as_str()))
+                        .collect();
+                    bail!(
+                        "{} holds {}, not tensors of the graph (its inputs: {})",
+                        p.display(),
+                        unknown
+                            .iter()
+                            .map(|n| format!("'{n}'"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        known.join(", ")
+                    );
                 }
                 Some(bytes)
             }
             None => None,
         };
-        Ok(Inputs { file, seed })
+        let source = path.map_or_else(String::new, |p| p.display().to_string());
+        Ok(Inputs { file, source, seed })
     }
 
     /// True when the safetensors file holds tensor `id`.
@@ -111,16 +131,20 @@ impl Inputs {
         let want = dtype_of(dt).with_context(|| format!("'{name}' is {dt}"))?;
         if view.dtype() != want {
             bail!(
-                "input '{name}' is {:?} in the file, the graph says {dt}",
+                "{}: input '{name}' is {:?} in the file, the graph says {dt}",
+                self.source,
                 view.dtype()
             );
         }
         let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
         if shape != dims {
-            bail!("input '{name}' has shape {shape:?} in the file, the graph says {dims:?}");
+            bail!(
+                "{}: input '{name}' has shape {shape:?} in the file, the graph says {dims:?}",
+                self.source
+            );
         }
         HostBuffer::from_le_bytes(dt, view.data())
-            .with_context(|| format!("input '{name}' is truncated"))
+            .with_context(|| format!("{}: input '{name}' is truncated", self.source))
     }
 
     fn random(&self, graph: &Graph, id: TensorId, dt: DataType) -> anyhow::Result<HostBuffer> {

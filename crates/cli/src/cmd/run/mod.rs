@@ -139,6 +139,20 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         match choose(node, &ranked, &engines) {
             Some(c) => chosen.push(c),
             None => {
+                // Supported configurations this machine cannot drive: the user pinned a GPU
+                // engine where CUDA is unavailable. Say so before the report.
+                let undriveable: Vec<String> = ranked
+                    .iter()
+                    .filter(|c| c.node == node && engines.get(c.config.engine).is_none())
+                    .map(|c| c.config.label())
+                    .collect();
+                if !undriveable.is_empty() {
+                    eprintln!(
+                        "error: node '{}': {} supports it, but needs a GPU this machine cannot drive; use --engine cpu_reference or leave --engine out",
+                        node_name(&graph, node),
+                        undriveable.join(", ")
+                    );
+                }
                 println!(
                     "no engine of this build can run node '{}':",
                     node_name(&graph, node)

@@ -1,0 +1,76 @@
+//! Whether a strided layout maps two logical elements to one memory element: an output laid
+//! out that way would be written twice in one place (a race on a GPU, a silently lost value on
+//! the CPU), so validation refuses it for outputs. Inputs may overlap (a stride of 0 broadcasts
+//! a read), like PyTorch's expanded views.
+
+use crate::Tensor;
+
+impl Tensor {
+    /// True when two distinct indices may share a memory element.
+    ///
+    /// The test is the usual sufficient condition for a non-overlapping layout: with the dims
+    /// of extent > 1 ordered by stride, each stride must exceed the span of all smaller ones
+    /// (sum of (dim - 1) * stride). Every BHSD, BSHD, interleaved or padded-row layout passes;
+    /// an exotic interleaving that does not overlap but fails the test is reported too (use a
+    /// plain layout for outputs). Layouts with negative strides or dims < 1 are validation
+    /// errors of their own and report `false` here.
+    pub fn overlaps_itself(&self) -> bool {
+        let mut axes: Vec<(u64, u64)> = Vec::with_capacity(self.dims.len());
+        for (&d, &s) in self.dims.iter().zip(&self.strides) {
+            let (Ok(d), Ok(s)) = (u64::try_from(d), u64::try_from(s)) else {
+                return false;
+            };
+            if d > 1 {
+                axes.push((s, d));
+            }
+        }
+        axes.sort_unstable();
+        let mut span = 0u64; // largest offset reachable with the smaller-stride axes
+        for (stride, dim) in axes {
+            if stride <= span {
+                return true;
+            }
+            let Some(reach) = (dim - 1)
+                .checked_mul(stride)
+                .and_then(|r| r.checked_add(span))
+            else {
+                return false; // the size check reports the overflow
+            };
+            span = reach;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Tensor;
+
+    fn overlaps(dims: &[i64], strides: &[i64]) -> bool {
+        Tensor::new("t", dims, strides).overlaps_itself()
+    }
+
+    #[test]
+    fn plain_layouts_do_not_overlap() {
+        assert!(!overlaps(&[2, 4, 64, 64], &[16384, 4096, 64, 1]));
+        assert!(!Tensor::bshd("t", [2, 4, 64, 64]).overlaps_itself());
+        // Padded rows and size-1 dims with any stride.
+        assert!(!overlaps(&[2, 4, 64, 64], &[20000, 5000, 72, 1]));
+        assert!(!overlaps(&[1, 4, 1, 64], &[0, 64, 0, 1]));
+    }
+
+    #[test]
+    fn shared_elements_overlap() {
+        assert!(overlaps(&[2, 4, 64, 64], &[0, 4096, 64, 1]));
+        assert!(overlaps(&[2, 4, 64, 64], &[16384, 64, 64, 1]));
+        assert!(overlaps(&[2, 4, 64, 64], &[16384, 4096, 32, 1]));
+        assert!(overlaps(&[2, 2], &[1, 1]));
+    }
+
+    #[test]
+    fn bad_layouts_are_left_to_their_own_errors() {
+        assert!(!overlaps(&[2, 4], &[-1, 1]));
+        assert!(!overlaps(&[0, 4], &[4, 1]));
+        assert!(!overlaps(&[i64::MAX, 4], &[i64::MAX, 1]));
+    }
+}
