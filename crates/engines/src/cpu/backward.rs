@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use super::element::Real;
 use super::exp::exp_shifted;
 use super::gemm::{matmul, Mat};
-use super::problem::{BackwardInputs, BackwardOutputs, Problem};
+use super::problem::{BackwardInputs, BackwardOutputs, HeadOperands, Problem};
 use super::reduce::{Accumulators, HeadGrads};
 use super::tile::{scores, TileAt};
 use super::BLOCK_Q;
@@ -95,16 +95,13 @@ fn backward_head<A: Real>(
     want_dbias: bool,
 ) -> HeadGrads<A> {
     let s = p.shape;
-    let mask = p.head_mask(b, h, slopes);
-    let scale = A::of_f64(p.scale);
-    let sink: Option<A> = x.attn.sink.map(|t| t.get(0, h, 0, 0));
-    let (mut k, mut v) = (Vec::new(), Vec::new());
-    x.attn
-        .k
-        .gather(b, h / p.k_group(), 0..mask.kv_len, 0..s.dqk, &mut k);
-    x.attn
-        .v
-        .gather(b, h / p.v_group(), 0..mask.kv_len, 0..s.dv, &mut v);
+    let HeadOperands {
+        mask,
+        scale,
+        sink,
+        k,
+        v,
+    } = p.head_operands::<A>(&x.attn, slopes, b, h);
     let mut g = HeadGrads::zeros(&s, want_dbias);
     let mut t = Scratch::default();
     for i0 in (0..mask.q_len).step_by(BLOCK_Q) {

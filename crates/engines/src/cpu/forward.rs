@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::element::Real;
 use super::exp::exp_shifted;
 use super::gemm::{matmul, Mat};
-use super::problem::{AttentionInputs, ForwardOutputs, Problem};
+use super::problem::{AttentionInputs, ForwardOutputs, HeadOperands, Problem};
 use super::tile::{scores, TileAt};
 use super::BLOCK_Q;
 use crate::EngineError;
@@ -59,12 +59,14 @@ fn forward_head<A: Real>(
     h: usize,
 ) -> HeadOutputs<A> {
     let s = p.shape;
-    let mask = p.head_mask(b, h, slopes);
-    let scale = A::of_f64(p.scale);
-    let sink: Option<A> = x.sink.map(|t| t.get(0, h, 0, 0));
-    let (mut k, mut v, mut q) = (Vec::new(), Vec::new(), Vec::new());
-    x.k.gather(b, h / p.k_group(), 0..mask.kv_len, 0..s.dqk, &mut k);
-    x.v.gather(b, h / p.v_group(), 0..mask.kv_len, 0..s.dv, &mut v);
+    let HeadOperands {
+        mask,
+        scale,
+        sink,
+        k,
+        v,
+    } = p.head_operands::<A>(x, slopes, b, h);
+    let mut q = Vec::new();
     let mut out = HeadOutputs {
         o: vec![A::zero(); s.sq * s.dv],
         stats: vec![A::infinity(); s.sq],

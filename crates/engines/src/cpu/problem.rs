@@ -2,6 +2,7 @@
 //! the tensors of a forward and a backward call. Independent of the graph and analyzer types so
 //! the math can be read and tested on its own.
 
+use super::element::Real;
 use super::layout::{TensorMut, TensorRef};
 use super::mask::{alibi_slopes, HeadMask};
 use crate::EngineError;
@@ -186,6 +187,35 @@ impl Problem {
         }
     }
 
+    /// What every task of (batch `b`, query head `h`) starts from, forward and backward alike:
+    /// its mask, the scale and sink logit in `A`, and the valid K and V rows of its KV heads,
+    /// packed.
+    pub(crate) fn head_operands<A: Real>(
+        &self,
+        inputs: &AttentionInputs<'_>,
+        slopes: &[f64],
+        b: usize,
+        h: usize,
+    ) -> HeadOperands<A> {
+        let s = &self.shape;
+        let mask = self.head_mask(b, h, slopes);
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        let kv_rows = 0..mask.kv_len;
+        inputs
+            .k
+            .gather(b, h / self.k_group(), kv_rows.clone(), 0..s.dqk, &mut k);
+        inputs
+            .v
+            .gather(b, h / self.v_group(), kv_rows, 0..s.dv, &mut v);
+        HeadOperands {
+            scale: A::of_f64(self.scale),
+            sink: inputs.sink.map(|t| t.get(0, h, 0, 0)),
+            mask,
+            k,
+            v,
+        }
+    }
+
     /// ALiBi slopes per query head (empty without ALiBi).
     pub(crate) fn slopes(&self) -> Vec<f64> {
         if self.alibi {
@@ -292,4 +322,18 @@ impl Problem {
         }
         Ok(())
     }
+}
+
+/// The per-(batch, query head) operands of [`Problem::head_operands`].
+pub(crate) struct HeadOperands<A> {
+    /// The head's mask.
+    pub mask: HeadMask,
+    /// The score scale.
+    pub scale: A,
+    /// The head's sink logit, when the graph has one.
+    pub sink: Option<A>,
+    /// K rows 0..kv_len of the head's KV head, packed (kv_len x Dqk).
+    pub k: Vec<A>,
+    /// V rows 0..kv_len of the head's value head, packed (kv_len x Dv).
+    pub v: Vec<A>,
 }
