@@ -5,9 +5,9 @@
 //   dK = scale * sum over the group of dS^T Q                 (registers, stored at the end)
 //   dS = P * (dO V^T - delta)
 //   dQ, by DQ_ROUTE: 0 atomic   dQ accum += dS K with red.global.add.f32 (order not fixed);
-//                    1 relay    the same adds, but the KV-tile blocks of one Q tile take turns in
-//                               KV-tile order (a per-Q-tile counter passes the baton), so the
-//                               f32 sums are bitwise reproducible;
+//                    1 relay    the same adds, but the KV-tile blocks of one Q tile take turns,
+//                               last KV tile first (a per-Q-tile counter passes the baton), so
+//                               the f32 sums are bitwise reproducible;
 //                    2 two_kernel  dS (io dtype) is written to a workspace with Skv rounded up to
 //                               128 columns (zeros where masked or skipped) for dq_gemm.cu.
 //   (routes 0 and 1 end with the convert kernel, which scales and converts dQ)
@@ -21,11 +21,18 @@
 // ldmatrix (transposed loads give P^T / dS^T / Q^T / dO^T views without a transpose pass);
 // tiles arrive through cp.async with rows past the sequence zero-filled and masked.
 //
+// Pipelining without a second buffer: the next step's dO, Stats and delta are copied (cp.async)
+// as soon as every warp has passed its last read of them (after dS), and the next Q tile once
+// dK is done, so the copies overlap the dS^T / dK / dQ / dBias work of the current step. Bias
+// values are fetched into registers before the S product so that its latency hides theirs.
+// dQ partial sums leave as 16-byte vector reductions (sm_90+; neighbouring lanes swap halves
+// of their fragments first), dBias partial sums (broadcast bias) straight from the dS fragments.
+//
 // Shared memory (dynamic, 16-bit elements, rows padded by 8 elements) plus 2 f32 rows:
 //   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8),
-//   dS^T BLOCK_KV x (BLOCK_Q+8), Stats*log2e and delta: 2 x BLOCK_Q x 4 bytes.
-//   e.g. DQK = DV = 128, 32 x 64: 57,600 B; DQK 192 / DV 128, BLOCK_Q 16: 56,960 B
-//   (cap 101,376 B).
+//   dS^T BLOCK_KV x (BLOCK_Q+8), Stats and delta: 2 x BLOCK_Q x 4 bytes.
+//   e.g. DQK = DV = 128, 32 x 128: 97,536 B; DQK = DV = 64, 64 x 128: 74,240 B;
+//   DQK 192 / DV 128, 16 x 64: 56,960 B (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
@@ -42,9 +49,11 @@
           BLOCK_KV * LD_S) +                                                               \
      8 * BLOCK_Q)
 
-// dQ is computed in units of 16 query rows x DQ_UNIT columns per warp; narrower units for the
-// widest head dim keep the transient accumulator small next to dK / dV (no spills).
-#define DQ_UNIT (HEAD_DIM_QK > 128 ? 32 : 64)
+// dQ is computed in units of 16 query rows x DQ_UNIT columns per warp: 64 columns when that
+// still gives every warp a unit, else 32; always 32 for the widest head dim, where a narrow
+// transient accumulator next to dK / dV avoids spills.
+#define DQ_UNITS_OF_64 ((BLOCK_Q / 16) * (HEAD_DIM_QK / 64))
+#define DQ_UNIT (HEAD_DIM_QK > 128 || DQ_UNITS_OF_64 < WARPS ? 32 : 64)
 
 static_assert(BLOCK_KV == 16 * WARPS, "one warp per 16 KV rows");
 static_assert(BLOCK_Q % 16 == 0 && HEAD_DIM_QK % DQ_UNIT == 0 && HEAD_DIM_V % 16 == 0, "tile shapes");
@@ -75,22 +84,46 @@ __device__ __forceinline__ void q_tiles_of(const AttnParams& p, const SeqLens& L
 }
 
 #if DQ_ROUTE == 1
-// Turn of KV tile n among the KV tiles that reach Q tile m: those form a contiguous run (both
-// ends of q_tiles_of grow with n), so the turn is n minus the first n whose range ends after m.
+// Turn of KV tile n among the KV tiles that reach Q tile m, the last of them going first: those
+// tiles form a contiguous run (both ends of q_tiles_of grow with n; tiles past the padding
+// mask's KV length reach nothing and come last), so the turn is the last n' >= n that still
+// reaches m, minus n.
 __device__ __forceinline__ unsigned int relay_turn(const AttnParams& p, const SeqLens& L, int n,
                                                    int m) {
-    int lo = 0;
-    int hi = n;  // n itself reaches m
+    int lo = n;  // n itself reaches m
+    int hi = (int)gridDim.x - 1;
     while (lo < hi) {
-        const int mid = (lo + hi) / 2;
+        const int mid = (lo + hi + 1) / 2;
         int mb, me;
         q_tiles_of(p, L, mid, mb, me);
-        if (me > m) hi = mid;
-        else lo = mid + 1;
+        if (mb <= m && m < me) lo = mid;
+        else hi = mid - 1;
     }
-    return (unsigned int)(n - lo);
+    return (unsigned int)(lo - n);
 }
 #endif
+
+// Copies Q rows [q0, q0 + BLOCK_Q) of head h (cp.async; rows past Sq zero-filled).
+__device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b, int h, int q0,
+                                            int tid) {
+    const io_t* gQ = (const io_t*)p.q.ptr + b * p.q.sb + h * p.q.sh + q0 * p.q.ss;
+    load_tile(sQ, LD_QK, gQ, p.q.ss, BLOCK_Q, HEAD_DIM_QK, p.sq - q0, p.hd_qk, tid, WARPS * 32);
+}
+
+// Copies what the P and dS steps of query tile q0 of head h read besides K, V and Q: dO rows,
+// Stats and delta (cp.async; rows past Sq zero-filled, and masked by rime_keep).
+__device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
+                                             const AttnParams& p, int b, int h, int q0, int tid) {
+    const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh + q0 * p.d_o.ss;
+    load_tile(sdO, LD_V, gdO, p.d_o.ss, BLOCK_Q, HEAD_DIM_V, p.sq - q0, p.hd_v, tid, WARPS * 32);
+    const float* gLse = (const float*)p.stats.ptr + b * p.stats.sb + h * p.stats.sh;
+    const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
+    for (int r = tid; r < BLOCK_Q; r += WARPS * 32) {
+        const bool in = q0 + r < p.sq;
+        cp_async_4(sLse + r, in ? gLse + (i64)(q0 + r) * p.stats.ss : gLse, in);
+        cp_async_4(sDelta + r, in ? gDelta + q0 + r : gDelta, in);
+    }
+}
 
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
 rime_bwd_main(const AttnParams p) {
@@ -110,21 +143,59 @@ rime_bwd_main(const AttnParams p) {
     const int t = lane & 3;
     const int kvh = blockIdx.y;
     const int b = blockIdx.z;
-    const int n0 = blockIdx.x * BLOCK_KV;
+#if DQ_ROUTE == 1
+    // Relay: blocks start with the last KV tile, which under a causal mask reaches the fewest
+    // Q tiles, and on each Q tile the KV tiles take turns last-first. Every block then waits
+    // only on blocks launched before it (no deadlock however few are resident), and along the
+    // diagonal each block starts at once and trails its neighbour by one step.
+    const int kv_tile = (int)gridDim.x - 1 - (int)blockIdx.x;
+#else
+    const int kv_tile = blockIdx.x;
+#endif
+    const int n0 = kv_tile * BLOCK_KV;
     const int group = p.hq / p.hk;
     const float scale_log2 = p.scale * RIME_LOG2E;
-#if HAS_ALIBI
-    float alibi_log2 = 0.f;
-#endif
 
     const SeqLens L = seq_lens(p, b);
     int m_begin, m_end;
-    q_tiles_of(p, L, blockIdx.x, m_begin, m_end);
+    q_tiles_of(p, L, kv_tile, m_begin, m_end);
+    // The block walks (query head of the group, Q tile) steps, heads outer.
+    const int tiles = m_end - m_begin;
+    const int steps = group * tiles;
+
+#if DBIAS_MODE == 1 || DQ_ROUTE == 2
+    // Rows the band skips still get dBias = 0 (and, for dq_gemm.cu, which reads every column
+    // of this tile, dS = 0) in this tile's columns.
+    for (int hh = 0; hh < group; ++hh) {
+        const int h = kvh * group + hh;
+#if DBIAS_MODE == 1
+        io_t* gdB = (io_t*)p.dbias.ptr + b * p.dbias.sb + h * p.dbias.sh;
+#endif
+#if DQ_ROUTE == 2
+        io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
+#endif
+        for (int e = tid; e < p.sq * BLOCK_KV; e += WARPS * 32) {
+            const int i = e / BLOCK_KV;
+            const int jl = e - i * BLOCK_KV;
+            if (i >= m_begin * BLOCK_Q && i < m_end * BLOCK_Q) continue;  // walked
+#if DBIAS_MODE == 1
+            if (n0 + jl < p.skv) gdB[(i64)i * p.dbias.ss + n0 + jl] = 0;
+#endif
+#if DQ_ROUTE == 2
+            gdS[(i64)i * ds_pitch(p.skv) + jl] = 0;
+#endif
+        }
+    }
+#endif
 
     load_tile(sK, LD_QK, (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh + n0 * p.k.ss, p.k.ss,
               BLOCK_KV, HEAD_DIM_QK, p.skv - n0, p.hd_qk, tid, WARPS * 32);
     load_tile(sV, LD_V, (const io_t*)p.v.ptr + b * p.v.sb + kvh * p.v.sh + n0 * p.v.ss, p.v.ss,
               BLOCK_KV, HEAD_DIM_V, p.skv - n0, p.hd_v, tid, WARPS * 32);
+    if (steps > 0) {
+        load_q_tile(sQ, p, b, kvh * group, m_begin * BLOCK_Q, tid);
+        load_do_tile(sdO, sLse, sDelta, p, b, kvh * group, m_begin * BLOCK_Q, tid);
+    }
 
     float dk[HEAD_DIM_QK / 8][4];
     float dv[HEAD_DIM_V / 8][4];
@@ -135,248 +206,257 @@ rime_bwd_main(const AttnParams p) {
 
     const int kv_row0 = n0 + warp * 16 + g;  // this thread's KV rows: kv_row0, kv_row0 + 8
 
-    for (int hh = 0; hh < group; ++hh) {
+    for (int step = 0; step < steps; ++step) {
+        const int hh = step / tiles;
         const int h = kvh * group + hh;
+        const int m = m_begin + (step - hh * tiles);
+        const int q0 = m * BLOCK_Q;
+        // The next step's head and Q tile (prefetched during this one).
+        const bool has_next = step + 1 < steps;
+        const int next_hh = (step + 1) / tiles;
+        const int next_h = kvh * group + next_hh;
+        const int next_q0 = (m_begin + (step + 1 - next_hh * tiles)) * BLOCK_Q;
 #if HAS_ALIBI
-        alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
+        const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
 #endif
-        const io_t* gQ = (const io_t*)p.q.ptr + b * p.q.sb + h * p.q.sh;
-        const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh;
-        const float* gLse = (const float*)p.stats.ptr + b * p.stats.sb + h * p.stats.sh;
-        const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
         float* gdQ = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * p.hd_qk;
 #if HAS_BIAS
         const io_t* gB = (const io_t*)p.bias.ptr + b * p.bias.sb + h * p.bias.sh;
 #endif
 #if DBIAS_MODE == 1
         io_t* gdB = (io_t*)p.dbias.ptr + b * p.dbias.sb + h * p.dbias.sh;
-        // Rows the band skips still get dBias = 0 for this tile's columns.
-        for (int e = tid; e < p.sq * BLOCK_KV; e += WARPS * 32) {
-            const int i = e / BLOCK_KV;
-            const int j = n0 + (e - i * BLOCK_KV);
-            const bool walked = i >= m_begin * BLOCK_Q && i < m_end * BLOCK_Q;
-            if (!walked && j < p.skv) gdB[(i64)i * p.dbias.ss + j] = 0;
-        }
 #elif DBIAS_MODE == 2
         float* gdBa = (float*)p.dbias_accum +
                       ((i64)(p.bias_b == 1 ? 0 : b) * p.bias_h + (p.bias_h == 1 ? 0 : h)) *
                           p.sq * p.skv;
 #endif
-
 #if DQ_ROUTE == 2
         io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
-        // dq_gemm.cu reads every column of this tile: rows the band skips get dS = 0.
-        for (int e = tid; e < p.sq * BLOCK_KV; e += WARPS * 32) {
-            const int i = e / BLOCK_KV;
-            const int jl = e - i * BLOCK_KV;
-            const bool walked = i >= m_begin * BLOCK_Q && i < m_end * BLOCK_Q;
-            if (!walked) gdS[(i64)i * ds_pitch(p.skv) + jl] = 0;
-        }
 #elif DQ_ROUTE == 1
         unsigned int* gRelay =
             (unsigned int*)p.relay + ((i64)b * p.hq + h) * ((p.sq + BLOCK_Q - 1) / BLOCK_Q);
 #endif
 
-        for (int m = m_begin; m < m_end; ++m) {
-            const int q0 = m * BLOCK_Q;
-            __syncthreads();  // the previous tile's readers of sQ / sdO / sdS are done
-            load_tile(sQ, LD_QK, gQ + q0 * p.q.ss, p.q.ss, BLOCK_Q, HEAD_DIM_QK, p.sq - q0, p.hd_qk, tid,
-                      WARPS * 32);
-            load_tile(sdO, LD_V, gdO + q0 * p.d_o.ss, p.d_o.ss, BLOCK_Q, HEAD_DIM_V, p.sq - q0, p.hd_v,
-                      tid, WARPS * 32);
-            for (int r = tid; r < BLOCK_Q; r += WARPS * 32) {
-                const bool in = q0 + r < p.sq;
-                sLse[r] = in ? gLse[(i64)(q0 + r) * p.stats.ss] * RIME_LOG2E : 0.f;
-                sDelta[r] = in ? gDelta[q0 + r] : 0.f;
-            }
-            cp_async_wait_all();
-            __syncthreads();
-
-            // S^T = K Q^T for this warp's 16 KV rows x BLOCK_Q query columns.
-            float s[BLOCK_Q / 8][4];
+#if HAS_BIAS
+        // This thread's bias values, (row i, row i + 1) packed per KV row, fetched before the
+        // S product so that its latency covers theirs. Out-of-range elements read as 0 (masked).
+        u32 bias2[BLOCK_Q / 8][2];
 #pragma unroll
-            for (int i = 0; i < BLOCK_Q / 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
-            // Rolled outer loops keep the fragments in flight (and the registers) bounded.
-#pragma unroll 1
-            for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk) {
+        for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const int i = q0 + nt * 8 + 2 * t;
+                const int j = kv_row0 + r * 8;
+                const io_t* src = gB + (i64)i * p.bias.ss + j;
+                const u32 lo = (i < p.sq && j < p.skv) ? src[0] : 0;
+                const u32 hi = (i + 1 < p.sq && j < p.skv) ? src[p.bias.ss] : 0;
+                bias2[nt][r] = lo | (hi << 16);
+            }
+        }
+#endif
+        // Every (i, j) of the tile inside the sequences and the band: no per-element mask.
+        bool interior = q0 + BLOCK_Q <= L.q && n0 + BLOCK_KV <= L.kv;
+        if (p.has_right) interior = interior && n0 + BLOCK_KV - 1 <= q0 + L.shift + p.right_bound;
+        if (p.has_left) interior = interior && n0 > q0 + BLOCK_Q - 1 + L.shift - p.left_bound;
+
+        cp_async_wait_all();
+        __syncthreads();  // this step's Q / dO / Stats / delta have landed; sdS is free
+
+        // S^T = K Q^T for this warp's 16 KV rows x BLOCK_Q query columns.
+        float s[BLOCK_Q / 8][4];
+#pragma unroll
+        for (int i = 0; i < BLOCK_Q / 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+        // Fully unrolled (as every k loop here): ptxas then issues the next ldmatrix ahead of the
+        // mma chain; 1.1-1.3x faster on the H200 than rolled loops, still without spills.
+#pragma unroll
+        for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk) {
+            u32 a[4];
+            ldsm_x4(a, addr_a(sK, LD_QK, warp * 16, kk * 16, lane));
+#pragma unroll
+            for (int np = 0; np < BLOCK_Q / 16; ++np) {
+                u32 bf[4];
+                ldsm_x4(bf, addr_b(sQ, LD_QK, np * 16, kk * 16, lane));
+                mma_16816(s[2 * np], a, bf[0], bf[1]);
+                mma_16816(s[2 * np + 1], a, bf[2], bf[3]);
+            }
+        }
+        // P^T = exp2(S * scale * log2e + Bias * log2e - Stats * log2e), 0 where masked.
+#pragma unroll
+        for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int j = kv_row0 + (e >> 1) * 8;
+                const int ql = nt * 8 + 2 * t + (e & 1);
+                const int i = q0 + ql;
+                const bool keep = interior || rime_keep(i, j, L.q, L.kv, L.shift, p.has_right,
+                                                        p.right_bound, p.has_left, p.left_bound);
+                float v = s[nt][e] * scale_log2 - sLse[ql] * RIME_LOG2E;
+#if HAS_BIAS
+                v += io_to_f32((io_t)(bias2[nt][e >> 1] >> (16 * (e & 1)))) * RIME_LOG2E;
+#endif
+#if HAS_ALIBI
+                v += alibi_log2 * (float)(j - i);
+#endif
+                s[nt][e] = keep ? rime_exp2(v) : 0.f;
+            }
+        }
+        // dV += P^T dO.
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_Q / 16; ++kk) {
+            u32 a[4];
+            a[0] = pack_io2(s[2 * kk][0], s[2 * kk][1]);
+            a[1] = pack_io2(s[2 * kk][2], s[2 * kk][3]);
+            a[2] = pack_io2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            a[3] = pack_io2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+            for (int dp = 0; dp < HEAD_DIM_V / 16; ++dp) {
+                u32 bf[4];
+                ldsm_x4_t(bf, addr_b_t(sdO, LD_V, dp * 16, kk * 16, lane));
+                mma_16816(dv[2 * dp], a, bf[0], bf[1]);
+                mma_16816(dv[2 * dp + 1], a, bf[2], bf[3]);
+            }
+        }
+        // dP^T = V dO^T, then dS^T = P^T * (dP^T - delta) in place of P^T.
+        {
+            float dpt[BLOCK_Q / 8][4];
+#pragma unroll
+            for (int i = 0; i < BLOCK_Q / 8; ++i)
+                dpt[i][0] = dpt[i][1] = dpt[i][2] = dpt[i][3] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < HEAD_DIM_V / 16; ++kk) {
                 u32 a[4];
-                ldsm_x4(a, addr_a(sK, LD_QK, warp * 16, kk * 16, lane));
+                ldsm_x4(a, addr_a(sV, LD_V, warp * 16, kk * 16, lane));
 #pragma unroll
                 for (int np = 0; np < BLOCK_Q / 16; ++np) {
                     u32 bf[4];
-                    ldsm_x4(bf, addr_b(sQ, LD_QK, np * 16, kk * 16, lane));
-                    mma_16816(s[2 * np], a, bf[0], bf[1]);
-                    mma_16816(s[2 * np + 1], a, bf[2], bf[3]);
+                    ldsm_x4(bf, addr_b(sdO, LD_V, np * 16, kk * 16, lane));
+                    mma_16816(dpt[2 * np], a, bf[0], bf[1]);
+                    mma_16816(dpt[2 * np + 1], a, bf[2], bf[3]);
                 }
             }
-            // P^T = exp2(S * scale * log2e + Bias * log2e - Stats * log2e), 0 where masked.
 #pragma unroll
             for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    const int j = kv_row0 + (e >> 1) * 8;
                     const int ql = nt * 8 + 2 * t + (e & 1);
-                    const int i = q0 + ql;
-                    const bool keep = rime_keep(i, j, L.q, L.kv, L.shift, p.has_right,
-                                                p.right_bound, p.has_left, p.left_bound);
-                    float v = s[nt][e] * scale_log2 - sLse[ql];
-#if HAS_BIAS
-                    if (keep) v += io_to_f32(gB[(i64)i * p.bias.ss + j]) * RIME_LOG2E;
+                    s[nt][e] = s[nt][e] * (dpt[nt][e] - sDelta[ql]);
+                }
+            }
+        }
+        __syncthreads();  // every warp is past its reads of sdO, Stats and delta
+        if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, next_h, next_q0, tid);
+#if DBIAS_MODE == 2
+        // Broadcast dBias: f32 partial sums straight from the fragments (zeros, i.e. masked
+        // elements, skipped); a warp's adds cover 4 rows x 8 full 32-byte sectors.
+#pragma unroll
+        for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int i = q0 + nt * 8 + 2 * t + (e & 1);
+                const int j = kv_row0 + (e >> 1) * 8;
+                if (s[nt][e] != 0.f && i < p.sq && j < p.skv)
+                    red_add_f32(gdBa + (i64)i * p.skv + j, s[nt][e]);
+            }
+        }
 #endif
-#if HAS_ALIBI
-                    v += alibi_log2 * (float)(j - i);
+        // dS^T to shared memory (for dQ, dS and dBias).
+#pragma unroll
+        for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const int row = warp * 16 + g + r * 8;
+                *(u32*)(sdS + row * LD_S + nt * 8 + 2 * t) = pack_io2(s[nt][2 * r], s[nt][2 * r + 1]);
+            }
+        }
+        // dK += dS^T Q.
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_Q / 16; ++kk) {
+            u32 a[4];
+            a[0] = pack_io2(s[2 * kk][0], s[2 * kk][1]);
+            a[1] = pack_io2(s[2 * kk][2], s[2 * kk][3]);
+            a[2] = pack_io2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            a[3] = pack_io2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+            for (int dp = 0; dp < HEAD_DIM_QK / 16; ++dp) {
+                u32 bf[4];
+                ldsm_x4_t(bf, addr_b_t(sQ, LD_QK, dp * 16, kk * 16, lane));
+                mma_16816(dk[2 * dp], a, bf[0], bf[1]);
+                mma_16816(dk[2 * dp + 1], a, bf[2], bf[3]);
+            }
+        }
+        __syncthreads();  // dS^T complete in shared memory; every warp is past its reads of sQ
+        if (has_next) load_q_tile(sQ, p, b, next_h, next_q0, tid);
+#if DBIAS_MODE == 1
+        // dBias = dS, read back from shared memory (coalesced along KV; the io-dtype value).
+        for (int e = tid; e < BLOCK_Q * BLOCK_KV; e += WARPS * 32) {
+            const int ql = e / BLOCK_KV;
+            const int jl = e - ql * BLOCK_KV;
+            const int i = q0 + ql;
+            const int j = n0 + jl;
+            if (i < p.sq && j < p.skv) gdB[(i64)i * p.dbias.ss + j] = sdS[jl * LD_S + ql];
+        }
 #endif
-                    s[nt][e] = keep ? rime_exp2(v) : 0.f;
-                }
-            }
-            // dV += P^T dO.
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_Q / 16; ++kk) {
-                u32 a[4];
-                a[0] = pack_io2(s[2 * kk][0], s[2 * kk][1]);
-                a[1] = pack_io2(s[2 * kk][2], s[2 * kk][3]);
-                a[2] = pack_io2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-                a[3] = pack_io2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-                for (int dp = 0; dp < HEAD_DIM_V / 16; ++dp) {
-                    u32 bf[4];
-                    ldsm_x4_t(bf, addr_b_t(sdO, LD_V, dp * 16, kk * 16, lane));
-                    mma_16816(dv[2 * dp], a, bf[0], bf[1]);
-                    mma_16816(dv[2 * dp + 1], a, bf[2], bf[3]);
-                }
-            }
-            // dP^T = V dO^T, then dS^T = P^T * (dP^T - delta) in place of P^T.
-            {
-                float dpt[BLOCK_Q / 8][4];
-#pragma unroll
-                for (int i = 0; i < BLOCK_Q / 8; ++i)
-                    dpt[i][0] = dpt[i][1] = dpt[i][2] = dpt[i][3] = 0.f;
-#pragma unroll 1
-                for (int kk = 0; kk < HEAD_DIM_V / 16; ++kk) {
-                    u32 a[4];
-                    ldsm_x4(a, addr_a(sV, LD_V, warp * 16, kk * 16, lane));
-#pragma unroll
-                    for (int np = 0; np < BLOCK_Q / 16; ++np) {
-                        u32 bf[4];
-                        ldsm_x4(bf, addr_b(sdO, LD_V, np * 16, kk * 16, lane));
-                        mma_16816(dpt[2 * np], a, bf[0], bf[1]);
-                        mma_16816(dpt[2 * np + 1], a, bf[2], bf[3]);
-                    }
-                }
-#pragma unroll
-                for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const int ql = nt * 8 + 2 * t + (e & 1);
-                        s[nt][e] = s[nt][e] * (dpt[nt][e] - sDelta[ql]);
-                    }
-                }
-            }
-            // dS^T to shared memory (for dQ, dS and dBias).
-#pragma unroll
-            for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
-#pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                    const int row = warp * 16 + g + r * 8;
-                    *(u32*)(sdS + row * LD_S + nt * 8 + 2 * t) =
-                        pack_io2(s[nt][2 * r], s[nt][2 * r + 1]);
-                }
-            }
-            // dK += dS^T Q.
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_Q / 16; ++kk) {
-                u32 a[4];
-                a[0] = pack_io2(s[2 * kk][0], s[2 * kk][1]);
-                a[1] = pack_io2(s[2 * kk][2], s[2 * kk][3]);
-                a[2] = pack_io2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-                a[3] = pack_io2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-                for (int dp = 0; dp < HEAD_DIM_QK / 16; ++dp) {
-                    u32 bf[4];
-                    ldsm_x4_t(bf, addr_b_t(sQ, LD_QK, dp * 16, kk * 16, lane));
-                    mma_16816(dk[2 * dp], a, bf[0], bf[1]);
-                    mma_16816(dk[2 * dp + 1], a, bf[2], bf[3]);
-                }
-            }
-            __syncthreads();  // dS^T complete in shared memory
-#if DBIAS_MODE != 0
-            // dBias = dS, read back from shared memory (coalesced along KV; the io-dtype value).
+#if DQ_ROUTE == 2
+        // dS (transposed back to [q][kv]) to the workspace, coalesced along KV.
+        {
+            const i64 pitch = ds_pitch(p.skv);
             for (int e = tid; e < BLOCK_Q * BLOCK_KV; e += WARPS * 32) {
                 const int ql = e / BLOCK_KV;
                 const int jl = e - ql * BLOCK_KV;
-                const int i = q0 + ql;
-                const int j = n0 + jl;
-                if (i < p.sq && j < p.skv) {
-                    const io_t v = sdS[jl * LD_S + ql];
-#if DBIAS_MODE == 1
-                    gdB[(i64)i * p.dbias.ss + j] = v;
-#else
-                    if ((v & 0x7fff) != 0) red_add_f32(gdBa + (i64)i * p.skv + j, io_to_f32(v));
-#endif
-                }
+                if (q0 + ql < p.sq) gdS[(i64)(q0 + ql) * pitch + jl] = sdS[jl * LD_S + ql];
             }
-#endif
-#if DQ_ROUTE == 2
-            // dS (transposed back to [q][kv]) to the workspace, coalesced along KV.
-            {
-                const i64 pitch = ds_pitch(p.skv);
-                for (int e = tid; e < BLOCK_Q * BLOCK_KV; e += WARPS * 32) {
-                    const int ql = e / BLOCK_KV;
-                    const int jl = e - ql * BLOCK_KV;
-                    if (q0 + ql < p.sq) gdS[(i64)(q0 + ql) * pitch + jl] = sdS[jl * LD_S + ql];
-                }
-            }
+        }
 #else
 #if DQ_ROUTE == 1
-            const unsigned int turn = relay_turn(p, L, blockIdx.x, m);
-            if (tid == 0) {
-                while (ld_acquire_u32(gRelay + m) != turn) {
-                }
+        const unsigned int turn = relay_turn(p, L, kv_tile, m);
+        if (tid == 0) {
+            while (ld_acquire_u32(gRelay + m) != turn) {
             }
-            __syncthreads();  // our turn: earlier KV tiles' adds to this Q tile are visible
+        }
+        __syncthreads();  // our turn: earlier KV tiles' adds to this Q tile are visible
 #endif
 
-            // dQ accum += dS K, in units of 16 query rows x DQ_UNIT head-dim columns per warp.
-            for (int u = warp; u < (BLOCK_Q / 16) * (HEAD_DIM_QK / DQ_UNIT); u += WARPS) {
-                const int rq = (u % (BLOCK_Q / 16)) * 16;
-                const int cq = (u / (BLOCK_Q / 16)) * DQ_UNIT;
-                float acc[DQ_UNIT / 8][4];
+        // dQ accum += dS K, in units of 16 query rows x DQ_UNIT head-dim columns per warp.
+        for (int u = warp; u < (BLOCK_Q / 16) * (HEAD_DIM_QK / DQ_UNIT); u += WARPS) {
+            const int rq = (u % (BLOCK_Q / 16)) * 16;
+            const int cq = (u / (BLOCK_Q / 16)) * DQ_UNIT;
+            float acc[DQ_UNIT / 8][4];
 #pragma unroll
-                for (int i = 0; i < DQ_UNIT / 8; ++i)
-                    acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
-#pragma unroll 1
-                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
-                    u32 a[4];
-                    ldsm_x4_t(a, addr_a_t(sdS, LD_S, rq, kk * 16, lane));
+            for (int i = 0; i < DQ_UNIT / 8; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
 #pragma unroll
-                    for (int np = 0; np < DQ_UNIT / 16; ++np) {
-                        u32 bf[4];
-                        ldsm_x4_t(bf, addr_b_t(sK, LD_QK, cq + np * 16, kk * 16, lane));
-                        mma_16816(acc[2 * np], a, bf[0], bf[1]);
-                        mma_16816(acc[2 * np + 1], a, bf[2], bf[3]);
-                    }
-                }
+            for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+                u32 a[4];
+                ldsm_x4_t(a, addr_a_t(sdS, LD_S, rq, kk * 16, lane));
 #pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                    const int i = q0 + rq + g + r * 8;
-                    if (i < p.sq) {
-                        float* row = gdQ + (i64)i * p.hd_qk + cq + 2 * t;
-#pragma unroll
-                        for (int nt = 0; nt < DQ_UNIT / 8; ++nt) {
-                            if (cq + nt * 8 >= p.hd_qk) break;  // padded head-dim columns
-                            red_add_f32(row + nt * 8, acc[nt][2 * r]);
-                            red_add_f32(row + nt * 8 + 1, acc[nt][2 * r + 1]);
-                        }
-                    }
+                for (int np = 0; np < DQ_UNIT / 16; ++np) {
+                    u32 bf[4];
+                    ldsm_x4_t(bf, addr_b_t(sK, LD_QK, cq + np * 16, kk * 16, lane));
+                    mma_16816(acc[2 * np], a, bf[0], bf[1]);
+                    mma_16816(acc[2 * np + 1], a, bf[2], bf[3]);
                 }
             }
-#if DQ_ROUTE == 1
-            fence_gpu();      // each thread's adds are performed before the baton moves
-            __syncthreads();
-            if (tid == 0) st_release_u32(gRelay + m, turn + 1);
-#endif
-#endif
+            // Lanes t and t ^ 1 swap half their fragment: an even lane then holds 4 consecutive
+            // columns of row g, an odd lane those of row g + 8, added with one 16-byte reduction.
+            const bool odd = t & 1;
+            const int i = q0 + rq + g + (odd ? 8 : 0);
+#pragma unroll
+            for (int nt = 0; nt < DQ_UNIT / 8; ++nt) {
+                if (cq + nt * 8 >= p.hd_qk) break;  // padded head-dim columns (warp-uniform)
+                const float x0 = rime_shfl_xor(odd ? acc[nt][0] : acc[nt][2], 1);
+                const float x1 = rime_shfl_xor(odd ? acc[nt][1] : acc[nt][3], 1);
+                if (i < p.sq) {
+                    float* dst = gdQ + (i64)i * p.hd_qk + cq + nt * 8 + (t & 2) * 2;
+                    if (odd) red_add_f32x4(dst, x0, x1, acc[nt][2], acc[nt][3]);
+                    else red_add_f32x4(dst, acc[nt][0], acc[nt][1], x0, x1);
+                }
+            }
         }
+#if DQ_ROUTE == 1
+        fence_gpu();  // each thread's adds are performed before the baton moves
+        __syncthreads();
+        if (tid == 0) st_release_u32(gRelay + m, turn + 1);
+#endif
+#endif
     }
 
     // Epilogue: dK (scaled) and dV in the io dtype, rows past Skv skipped. A tile no query
@@ -390,13 +470,13 @@ rime_bwd_main(const AttnParams p) {
 #pragma unroll
             for (int dt = 0; dt < HEAD_DIM_QK / 8; ++dt)
                 if (dt * 8 < p.hd_qk)
-                *(u32*)(gdK + (i64)j * p.dk.ss + dt * 8 + 2 * t) =
-                    pack_io2(dk[dt][2 * r] * p.scale, dk[dt][2 * r + 1] * p.scale);
+                    *(u32*)(gdK + (i64)j * p.dk.ss + dt * 8 + 2 * t) =
+                        pack_io2(dk[dt][2 * r] * p.scale, dk[dt][2 * r + 1] * p.scale);
 #pragma unroll
             for (int dt = 0; dt < HEAD_DIM_V / 8; ++dt)
                 if (dt * 8 < p.hd_v)
-                *(u32*)(gdV + (i64)j * p.dv.ss + dt * 8 + 2 * t) =
-                    pack_io2(dv[dt][2 * r], dv[dt][2 * r + 1]);
+                    *(u32*)(gdV + (i64)j * p.dv.ss + dt * 8 + 2 * t) =
+                        pack_io2(dv[dt][2 * r], dv[dt][2 * r + 1]);
         }
     }
 }

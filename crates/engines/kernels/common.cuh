@@ -160,6 +160,28 @@ __device__ __forceinline__ void red_add_f32(float* p, float v) {
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }
 
+// Adds four consecutive floats (16-byte aligned address). sm_90 and newer have a vector
+// reduction: one L2 operation per 16 bytes instead of four; older parts add one at a time.
+__device__ __forceinline__ void red_add_f32x4(float* p, float a, float b, float c, float d) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c),
+                 "f"(d)
+                 : "memory");
+#else
+    red_add_f32(p, a);
+    red_add_f32(p + 1, b);
+    red_add_f32(p + 2, c);
+    red_add_f32(p + 3, d);
+#endif
+}
+
+// 4-byte global -> shared copy (f32 rows such as Stats and delta); zero-filled when !valid.
+__device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {
+    u32 d = smem_addr(dst);
+    int n = valid ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(n));
+}
+
 // Copies `rows` x `cols` elements (cols a multiple of 8) of a global tile whose rows are
 // `stride` elements apart into shared memory with leading dimension `ld`; rows at or beyond
 // `valid_rows` and columns at or beyond `valid_cols` (a multiple of 8: a head dim padded up to

@@ -1,9 +1,10 @@
 //! The SM120 engine's compiled tile configurations: the table the analyzer selects from and the
 //! CUDA engine implements entry by entry.
 //!
-//! Tiles follow FlashAttention-2's choices for ~99 KB parts (sm86/89, which is where SM120's
-//! 101,376 B per block lands), as implemented by crates/engines/kernels/*.cu: 4-warp blocks, each
-//! warp owning 16 rows, K/V resident in the backward with Q and dO streamed, shared-memory rows
+//! Tiles start from FlashAttention-2's choices for ~99 KB parts (sm86/89, which is where SM120's
+//! 101,376 B per block lands), as implemented by crates/engines/kernels/*.cu: each warp owns 16
+//! rows (4 warps in the forward and the widest backward, 8 in the other backward envelopes),
+//! K/V resident in the backward with Q and dO streamed, shared-memory rows
 //! padded by 8 elements against bank conflicts. Shared memory is derived from the tiles by the
 //! `const fn` formulas below (never typed in; the kernels `static_assert` the same numbers), and a
 //! test checks every entry fits [`SM120_SMEM_PER_BLOCK`]. The pipelines use cp.async groups, so no
@@ -181,23 +182,26 @@ pub const KERNELS: &[KernelConfig] = &[
         4,
         1,
     ),
-    // Backward main: 64 K/V rows per block (16 per warp), dK/dV in registers for the whole
-    // block; Q tiles of 64 rows, 32 for d128 and 16 for 192/128 so that dK + dV + S + dP stay in
-    // 255 registers without spills in every specialization (ptxas, checked by the fitness test).
+    // Backward main: 16 K/V rows per warp, dK/dV in registers for the whole block; Q tiles of
+    // 64 rows, 32 for d128 and 16 for 192/128 so that dK + dV + S + dP stay in 255 registers
+    // without spills in every specialization (ptxas, checked by the fitness test). 8 warps
+    // (128 K/V rows) where shared memory allows: each streamed Q / dO tile and each dQ partial
+    // sum then serves twice the K/V rows (half the L2 traffic and dQ reductions per FLOP); the
+    // 192/128 envelope would need 102,912 B that way, so it keeps 4 warps.
     kernel(
-        "bwd_d64_64x64",
+        "bwd_d64_64x128",
         KernelRole::BackwardMain,
         (64, 64),
-        (64, 64),
-        4,
+        (64, 128),
+        8,
         1,
     ),
     kernel(
-        "bwd_d128_32x64",
+        "bwd_d128_32x128",
         KernelRole::BackwardMain,
         (128, 128),
-        (32, 64),
-        4,
+        (32, 128),
+        8,
         1,
     ),
     kernel(
@@ -334,14 +338,15 @@ mod tests {
     #[test]
     fn selection_pads_up_to_the_smallest_envelope() {
         let pick = |dqk, dv| select(KernelRole::BackwardMain, dqk, dv).map(|k| k.name);
-        assert_eq!(pick(64, 64), Some("bwd_d64_64x64"));
-        assert_eq!(pick(40, 64), Some("bwd_d64_64x64"));
-        assert_eq!(pick(64, 128), Some("bwd_d128_32x64"));
+        assert_eq!(pick(64, 64), Some("bwd_d64_64x128"));
+        assert_eq!(pick(40, 64), Some("bwd_d64_64x128"));
+        assert_eq!(pick(64, 128), Some("bwd_d128_32x128"));
         assert_eq!(pick(192, 128), Some("bwd_d192v128_16x64"));
         assert_eq!(pick(160, 96), Some("bwd_d192v128_16x64"));
         assert_eq!(pick(192, 192), None);
         assert_eq!(pick(256, 128), None);
-        assert_eq!(smem_backward(32, 64, 128, 128, 1), 57_600);
+        assert_eq!(smem_backward(32, 128, 128, 128, 1), 97_536);
+        assert_eq!(smem_backward(64, 128, 64, 64, 1), 74_240);
         assert_eq!(smem_backward(16, 64, 192, 128, 1), 56_960);
         assert_eq!(smem_forward(64, 64, 128, 128, 1), 52_224);
     }
