@@ -8,7 +8,7 @@ use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind, Route};
 use rime_graph::{DataType, DiagonalAlignment, Graph, NodeId, OpKind, Port, TensorId};
 
 use super::buffer::DeviceBuffer;
-use super::compile::IoType;
+use super::compile::{IoType, KernelBuild};
 use super::context::CudaDevice;
 use super::error::CudaError;
 use super::plan::{BackwardBuffers, ForwardBuffers, Sm120Plan};
@@ -93,98 +93,32 @@ impl Sm120EnginePlan {
     /// Hk != Hv);
     /// [`EngineError::Cuda`] for compile or driver errors.
     pub fn new(device: Arc<CudaDevice>, approved: &ApprovedPlan) -> Result<Self, EngineError> {
-        expect_engine(EngineKind::Sm120, approved)?;
-        let graph = Arc::clone(approved.graph_arc());
-        let node = approved.node();
-        let o = &node.options;
-        if o.dropout_probability.is_some() || node.port(Port::DropoutMask).is_some() {
-            return Err(unsupported("dropout"));
-        }
-        if node.port(Port::Sink).is_some() || node.port(Port::DSink).is_some() {
-            return Err(unsupported("attention sinks"));
-        }
-        let scale = match approved.attn_scale() {
-            AttnScale::Value(v) => v,
-            AttnScale::Tensor(_) => {
-                return Err(unsupported("an Attn_scale tensor read at execution"))
-            }
-        };
-        let s = approved.shape();
-        let dim = |x: i64| usize::try_from(x).map_err(|_| unsupported("negative sizes"));
-        let io = match node.input(Port::Q).and_then(|q| graph.data_type(q)) {
-            Some(DataType::Bf16) => IoType::Bf16,
-            Some(DataType::F16) => IoType::F16,
-            _ => return Err(unsupported("io data types other than f16 and bf16")),
-        };
-        let bias = match node
-            .input(Port::Bias)
-            .and_then(|b| graph.get(b))
-            .map(|t| t.dims.as_slice())
-        {
-            Some([bb, bh, _, _]) => Some(BiasShape {
-                batch: dim(*bb)?,
-                heads: dim(*bh)?,
-            }),
-            Some(_) => return Err(unsupported("a bias that is not rank 4")),
-            None => None,
-        };
-        let port = |p| strides_of(&graph, node.port(p));
-        let layouts = Layouts {
-            q: port(Port::Q),
-            k: port(Port::K),
-            v: port(Port::V),
-            o: port(Port::O),
-            d_o: port(Port::DO),
-            stats: port(Port::Stats),
-            bias: port(Port::Bias),
-            dq: port(Port::DQ),
-            dk: port(Port::DK),
-            dv: port(Port::DV),
-            dbias: port(Port::DBias),
-            seq_q: port(Port::SeqLenQ),
-            seq_kv: port(Port::SeqLenKv),
-        };
-        let problem = AttnProblem {
-            batch: dim(s.b)?,
-            hq: dim(s.hq)?,
-            hk: dim(s.hk)?,
-            hv: dim(s.hv)?,
-            sq: dim(s.sq)?,
-            skv: dim(s.skv)?,
-            dqk: dim(s.dqk)?,
-            dv: dim(s.dv)?,
-            io,
-            scale,
-            band: Band {
-                right: o.right_bound.map(|v| v as i32),
-                left: o.left_bound.map(|v| v as i32),
-                bottom_right: o.diagonal_alignment == DiagonalAlignment::BottomRight,
-            },
-            bias,
-            dbias: node.output(Port::DBias).is_some(),
-            alibi: o.alibi_mask,
-            padding: o.padding_mask,
-            layouts,
-        };
-        let config = approved.config().clone();
-        let route = config.route.unwrap_or(Route::Atomic);
-        let plan = Sm120Plan::new(problem, route)?;
-        if node.op == OpKind::SdpaBackward && plan.workspace() != &config.workspace {
-            return Err(unsupported("a workspace layout other than the kernels'"));
-        }
+        let plan = sm120_plan(approved)?;
         // Compile and load every kernel now, so that execute never compiles.
         for build in plan.builds() {
             device.function(&build)?;
         }
+        let graph = Arc::clone(approved.graph_arc());
+        let node = approved.node();
         Ok(Self {
             tensors: PlanTensors::of(&graph, node),
             op: node.op,
             node: approved.node_id(),
             device,
             graph,
-            config,
+            config: approved.config().clone(),
             plan,
         })
+    }
+
+    /// The kernel specializations [`Self::new`] compiles and loads for `approved`, found without
+    /// a device: what warming the kernel cache ahead of time, or measuring the cold-cache compile
+    /// cost with [`compile_ptx`](super::compile::compile_ptx), needs.
+    ///
+    /// # Errors
+    /// As [`Self::new`], less the compile and driver errors.
+    pub fn kernel_builds(approved: &ApprovedPlan) -> Result<Vec<KernelBuild>, EngineError> {
+        Ok(sm120_plan(approved)?.builds())
     }
 
     fn name(&self, id: TensorId) -> String {
@@ -192,6 +126,89 @@ impl Sm120EnginePlan {
             .get(id)
             .map_or_else(String::new, |t| t.name.clone())
     }
+}
+
+/// The checked problem, kernel configurations and workspace of an approved SM120
+/// configuration: everything [`Sm120EnginePlan::new`] decides before it touches the device.
+fn sm120_plan(approved: &ApprovedPlan) -> Result<Sm120Plan, EngineError> {
+    expect_engine(EngineKind::Sm120, approved)?;
+    let graph = Arc::clone(approved.graph_arc());
+    let node = approved.node();
+    let o = &node.options;
+    if o.dropout_probability.is_some() || node.port(Port::DropoutMask).is_some() {
+        return Err(unsupported("dropout"));
+    }
+    if node.port(Port::Sink).is_some() || node.port(Port::DSink).is_some() {
+        return Err(unsupported("attention sinks"));
+    }
+    let scale = match approved.attn_scale() {
+        AttnScale::Value(v) => v,
+        AttnScale::Tensor(_) => return Err(unsupported("an Attn_scale tensor read at execution")),
+    };
+    let s = approved.shape();
+    let dim = |x: i64| usize::try_from(x).map_err(|_| unsupported("negative sizes"));
+    let io = match node.input(Port::Q).and_then(|q| graph.data_type(q)) {
+        Some(DataType::Bf16) => IoType::Bf16,
+        Some(DataType::F16) => IoType::F16,
+        _ => return Err(unsupported("io data types other than f16 and bf16")),
+    };
+    let bias = match node
+        .input(Port::Bias)
+        .and_then(|b| graph.get(b))
+        .map(|t| t.dims.as_slice())
+    {
+        Some([bb, bh, _, _]) => Some(BiasShape {
+            batch: dim(*bb)?,
+            heads: dim(*bh)?,
+        }),
+        Some(_) => return Err(unsupported("a bias that is not rank 4")),
+        None => None,
+    };
+    let port = |p| strides_of(&graph, node.port(p));
+    let layouts = Layouts {
+        q: port(Port::Q),
+        k: port(Port::K),
+        v: port(Port::V),
+        o: port(Port::O),
+        d_o: port(Port::DO),
+        stats: port(Port::Stats),
+        bias: port(Port::Bias),
+        dq: port(Port::DQ),
+        dk: port(Port::DK),
+        dv: port(Port::DV),
+        dbias: port(Port::DBias),
+        seq_q: port(Port::SeqLenQ),
+        seq_kv: port(Port::SeqLenKv),
+    };
+    let problem = AttnProblem {
+        batch: dim(s.b)?,
+        hq: dim(s.hq)?,
+        hk: dim(s.hk)?,
+        hv: dim(s.hv)?,
+        sq: dim(s.sq)?,
+        skv: dim(s.skv)?,
+        dqk: dim(s.dqk)?,
+        dv: dim(s.dv)?,
+        io,
+        scale,
+        band: Band {
+            right: o.right_bound.map(|v| v as i32),
+            left: o.left_bound.map(|v| v as i32),
+            bottom_right: o.diagonal_alignment == DiagonalAlignment::BottomRight,
+        },
+        bias,
+        dbias: node.output(Port::DBias).is_some(),
+        alibi: o.alibi_mask,
+        padding: o.padding_mask,
+        layouts,
+    };
+    let config = approved.config();
+    let route = config.route.unwrap_or(Route::Atomic);
+    let plan = Sm120Plan::new(problem, route)?;
+    if node.op == OpKind::SdpaBackward && plan.workspace() != &config.workspace {
+        return Err(unsupported("a workspace layout other than the kernels'"));
+    }
+    Ok(plan)
 }
 
 fn device_buf<'a>(
