@@ -8,7 +8,7 @@ use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind, Route};
 use rime_graph::{DataType, DiagonalAlignment, Graph, NodeId, OpKind, Port, TensorId};
 
 use super::buffer::DeviceBuffer;
-use super::compile::{IoType, KernelBuild};
+use super::compile::{IoType, KernelBuild, KernelFile};
 use super::context::CudaDevice;
 use super::error::CudaError;
 use super::plan::{BackwardBuffers, ForwardBuffers, Sm120Plan};
@@ -94,12 +94,12 @@ impl Sm120EnginePlan {
     /// [`EngineError::Cuda`] for compile or driver errors.
     pub fn new(device: Arc<CudaDevice>, approved: &ApprovedPlan) -> Result<Self, EngineError> {
         let plan = sm120_plan(approved)?;
-        // Compile and load every kernel now, so that execute never compiles.
-        for build in plan.builds() {
+        let node = approved.node();
+        // Compile and load every kernel execute launches now, so that execute never compiles.
+        for build in launched(&plan, node.op) {
             device.function(&build)?;
         }
         let graph = Arc::clone(approved.graph_arc());
-        let node = approved.node();
         Ok(Self {
             tensors: PlanTensors::of(&graph, node),
             op: node.op,
@@ -118,7 +118,7 @@ impl Sm120EnginePlan {
     /// # Errors
     /// As [`Self::new`], less the compile and driver errors.
     pub fn kernel_builds(approved: &ApprovedPlan) -> Result<Vec<KernelBuild>, EngineError> {
-        Ok(sm120_plan(approved)?.builds())
+        Ok(launched(&sm120_plan(approved)?, approved.node().op))
     }
 
     fn name(&self, id: TensorId) -> String {
@@ -126,6 +126,17 @@ impl Sm120EnginePlan {
             .get(id)
             .map_or_else(String::new, |t| t.name.clone())
     }
+}
+
+/// The kernels an execute of `op` launches: the forward kernel for a forward node, the backward
+/// chain for a backward one (a backward plan has no use for the forward kernel, whose compile is
+/// about 40% of a cold build).
+fn launched(plan: &Sm120Plan, op: OpKind) -> Vec<KernelBuild> {
+    let forward = op == OpKind::SdpaForward;
+    plan.builds()
+        .into_iter()
+        .filter(|b| (b.file == KernelFile::Forward) == forward)
+        .collect()
 }
 
 /// The checked problem, kernel configurations and workspace of an approved SM120
@@ -391,5 +402,60 @@ impl Sm120EnginePlan {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::workload::{sm120_candidates, BackwardCase, BiasKind};
+    use rime_analyzer::Target;
+    use rime_graph::{Context, SdpaForwardAttrs, Tensor};
+
+    fn files(graph: &Graph) -> Vec<Vec<KernelFile>> {
+        let target = Target::by_name("rtx-pro-6000").expect("profile");
+        let (report, ranked) = sm120_candidates(graph, &target);
+        assert!(!ranked.is_empty());
+        ranked
+            .iter()
+            .map(|c| {
+                let approved = report.approve(c).expect("approved");
+                let builds = Sm120EnginePlan::kernel_builds(&approved).expect("builds");
+                builds.iter().map(|b| b.file).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plans_build_only_the_kernels_their_node_launches() {
+        let case = BackwardCase {
+            b: 2,
+            hq: 4,
+            hk: 4,
+            sq: 256,
+            skv: 256,
+            d: 128,
+            dv: 128,
+            causal: true,
+            bias: BiasKind::Batch,
+            io: DataType::Bf16,
+            deterministic: false,
+        };
+        for kernels in files(&case.graph().expect("graph")) {
+            assert!(!kernels.contains(&KernelFile::Forward), "{kernels:?}");
+            assert!(kernels.contains(&KernelFile::BwdMain), "{kernels:?}");
+        }
+        let mut g = Graph::new(Context::with_io(DataType::Bf16));
+        let dims = [1, 2, 64, 64];
+        let (q, k, v) = (
+            g.tensor(Tensor::packed("Q", &dims)),
+            g.tensor(Tensor::packed("K", &dims)),
+            g.tensor(Tensor::packed("V", &dims)),
+        );
+        g.sdpa_forward(q, k, v, SdpaForwardAttrs::new().name("fwd"))
+            .expect("forward");
+        for kernels in files(&g) {
+            assert_eq!(kernels, [KernelFile::Forward]);
+        }
     }
 }
