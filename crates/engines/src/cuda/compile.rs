@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::nvrtc::{CompileError, CompileOptions};
 
@@ -287,6 +287,12 @@ impl KernelBuild {
 /// # Errors
 /// [`CudaError::Unavailable`] when NVRTC cannot be opened.
 pub fn nvrtc_version() -> Result<(i32, i32), CudaError> {
+    // Read once per process: every kernel lookup needs it for the cache key, and the presence
+    // check below opens the library by each candidate name (hundreds of microseconds).
+    static VERSION: OnceLock<(i32, i32)> = OnceLock::new();
+    if let Some(&version) = VERSION.get() {
+        return Ok(version);
+    }
     if !super::probe::nvrtc_present() {
         return Err(super::probe::Unavailable::NoNvrtcLibrary.into());
     }
@@ -300,7 +306,7 @@ pub fn nvrtc_version() -> Result<(i32, i32), CudaError> {
             detail: format!("{rc:?}"),
         });
     }
-    Ok((major, minor))
+    Ok(*VERSION.get_or_init(|| (major, minor)))
 }
 
 /// Compiles one specialization to PTX for `compute_{arch}` (no GPU needed).
@@ -333,9 +339,13 @@ pub fn compile_ptx(build: &KernelBuild, arch: u32) -> Result<String, CudaError> 
     }
 }
 
-/// 64-bit FNV-1a: stable across Rust versions, so on-disk keys stay valid.
-fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+/// FNV-1a's offset basis: the state before any byte.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// 64-bit FNV-1a of `parts` continued from state `h` (start at [`FNV_OFFSET`]): stable across
+/// Rust versions, so on-disk keys stay valid; continuing from a stored state hashes a common
+/// prefix once.
+fn fnv1a_from(mut h: u64, parts: &[&[u8]]) -> u64 {
     for part in parts {
         for &b in *part {
             h ^= u64::from(b);
@@ -347,12 +357,24 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
     h
 }
 
+/// The FNV-1a state after a kernel file's full source, computed once per file: the sources are
+/// compiled in, and hashing tens of kilobytes on every kernel lookup (each execute looks its
+/// kernels up) would dominate the lookup.
+fn source_state(file: KernelFile) -> u64 {
+    static STATES: [OnceLock<u64>; KernelFile::ALL.len()] =
+        [const { OnceLock::new() }; KernelFile::ALL.len()];
+    let at = KernelFile::ALL.iter().position(|&f| f == file).unwrap_or(0);
+    *STATES[at].get_or_init(|| fnv1a_from(FNV_OFFSET, &[file.source().as_bytes()]))
+}
+
 /// Cache key: source hash, options, arch and NVRTC version.
 pub fn cache_key(build: &KernelBuild, arch: u32, nvrtc: (i32, i32)) -> String {
-    let source = build.file.source();
     let options = build.options(arch).join(" ");
     let version = format!("nvrtc{}.{}", nvrtc.0, nvrtc.1);
-    let h = fnv1a(&[source.as_bytes(), options.as_bytes(), version.as_bytes()]);
+    let h = fnv1a_from(
+        source_state(build.file),
+        &[options.as_bytes(), version.as_bytes()],
+    );
     format!("{}-sm{arch}-{version}-{h:016x}", build.file.entry())
 }
 
@@ -435,6 +457,22 @@ mod tests {
         assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&a, 90, (13, 0)));
         assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&a, 120, (13, 1)));
         assert_eq!(cache_key(&a, 120, (13, 0)), cache_key(&a, 120, (13, 0)));
+    }
+
+    #[test]
+    fn keys_hash_the_whole_source_options_and_version() {
+        // The per-file stored state must give the key of hashing everything in one go, so that
+        // kernel caches on disk written before it stay valid.
+        for (n, build) in KERNELS.iter().flat_map(KernelBuild::all_for).enumerate() {
+            let (arch, nvrtc) = (120 - 30 * (n as u32 % 2), (13, n as i32 % 3));
+            let source = build.file.source();
+            let options = build.options(arch).join(" ");
+            let version = format!("nvrtc{}.{}", nvrtc.0, nvrtc.1);
+            let parts = [source.as_bytes(), options.as_bytes(), version.as_bytes()];
+            let whole = fnv1a_from(FNV_OFFSET, &parts);
+            let key = cache_key(&build, arch, nvrtc);
+            assert!(key.ends_with(&format!("-{whole:016x}")), "{key}");
+        }
     }
 
     #[test]

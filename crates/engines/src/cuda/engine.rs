@@ -8,7 +8,7 @@ use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind, Route};
 use rime_graph::{DataType, DiagonalAlignment, Graph, NodeId, OpKind, Port, TensorId};
 
 use super::buffer::DeviceBuffer;
-use super::compile::IoType;
+use super::compile::{IoType, KernelBuild, KernelFile};
 use super::context::CudaDevice;
 use super::error::CudaError;
 use super::plan::{BackwardBuffers, ForwardBuffers, Sm120Plan};
@@ -93,98 +93,32 @@ impl Sm120EnginePlan {
     /// Hk != Hv);
     /// [`EngineError::Cuda`] for compile or driver errors.
     pub fn new(device: Arc<CudaDevice>, approved: &ApprovedPlan) -> Result<Self, EngineError> {
-        expect_engine(EngineKind::Sm120, approved)?;
-        let graph = Arc::clone(approved.graph_arc());
+        let plan = sm120_plan(approved)?;
         let node = approved.node();
-        let o = &node.options;
-        if o.dropout_probability.is_some() || node.port(Port::DropoutMask).is_some() {
-            return Err(unsupported("dropout"));
-        }
-        if node.port(Port::Sink).is_some() || node.port(Port::DSink).is_some() {
-            return Err(unsupported("attention sinks"));
-        }
-        let scale = match approved.attn_scale() {
-            AttnScale::Value(v) => v,
-            AttnScale::Tensor(_) => {
-                return Err(unsupported("an Attn_scale tensor read at execution"))
-            }
-        };
-        let s = approved.shape();
-        let dim = |x: i64| usize::try_from(x).map_err(|_| unsupported("negative sizes"));
-        let io = match node.input(Port::Q).and_then(|q| graph.data_type(q)) {
-            Some(DataType::Bf16) => IoType::Bf16,
-            Some(DataType::F16) => IoType::F16,
-            _ => return Err(unsupported("io data types other than f16 and bf16")),
-        };
-        let bias = match node
-            .input(Port::Bias)
-            .and_then(|b| graph.get(b))
-            .map(|t| t.dims.as_slice())
-        {
-            Some([bb, bh, _, _]) => Some(BiasShape {
-                batch: dim(*bb)?,
-                heads: dim(*bh)?,
-            }),
-            Some(_) => return Err(unsupported("a bias that is not rank 4")),
-            None => None,
-        };
-        let port = |p| strides_of(&graph, node.port(p));
-        let layouts = Layouts {
-            q: port(Port::Q),
-            k: port(Port::K),
-            v: port(Port::V),
-            o: port(Port::O),
-            d_o: port(Port::DO),
-            stats: port(Port::Stats),
-            bias: port(Port::Bias),
-            dq: port(Port::DQ),
-            dk: port(Port::DK),
-            dv: port(Port::DV),
-            dbias: port(Port::DBias),
-            seq_q: port(Port::SeqLenQ),
-            seq_kv: port(Port::SeqLenKv),
-        };
-        let problem = AttnProblem {
-            batch: dim(s.b)?,
-            hq: dim(s.hq)?,
-            hk: dim(s.hk)?,
-            hv: dim(s.hv)?,
-            sq: dim(s.sq)?,
-            skv: dim(s.skv)?,
-            dqk: dim(s.dqk)?,
-            dv: dim(s.dv)?,
-            io,
-            scale,
-            band: Band {
-                right: o.right_bound.map(|v| v as i32),
-                left: o.left_bound.map(|v| v as i32),
-                bottom_right: o.diagonal_alignment == DiagonalAlignment::BottomRight,
-            },
-            bias,
-            dbias: node.output(Port::DBias).is_some(),
-            alibi: o.alibi_mask,
-            padding: o.padding_mask,
-            layouts,
-        };
-        let config = approved.config().clone();
-        let route = config.route.unwrap_or(Route::Atomic);
-        let plan = Sm120Plan::new(problem, route)?;
-        if node.op == OpKind::SdpaBackward && plan.workspace() != &config.workspace {
-            return Err(unsupported("a workspace layout other than the kernels'"));
-        }
-        // Compile and load every kernel now, so that execute never compiles.
-        for build in plan.builds() {
+        // Compile and load every kernel execute launches now, so that execute never compiles.
+        for build in launched(&plan, node.op) {
             device.function(&build)?;
         }
+        let graph = Arc::clone(approved.graph_arc());
         Ok(Self {
             tensors: PlanTensors::of(&graph, node),
             op: node.op,
             node: approved.node_id(),
             device,
             graph,
-            config,
+            config: approved.config().clone(),
             plan,
         })
+    }
+
+    /// The kernel specializations [`Self::new`] compiles and loads for `approved`, found without
+    /// a device: what warming the kernel cache ahead of time, or measuring the cold-cache compile
+    /// cost with [`compile_ptx`](super::compile::compile_ptx), needs.
+    ///
+    /// # Errors
+    /// As [`Self::new`], less the compile and driver errors.
+    pub fn kernel_builds(approved: &ApprovedPlan) -> Result<Vec<KernelBuild>, EngineError> {
+        Ok(launched(&sm120_plan(approved)?, approved.node().op))
     }
 
     fn name(&self, id: TensorId) -> String {
@@ -192,6 +126,100 @@ impl Sm120EnginePlan {
             .get(id)
             .map_or_else(String::new, |t| t.name.clone())
     }
+}
+
+/// The kernels an execute of `op` launches: the forward kernel for a forward node, the backward
+/// chain for a backward one (a backward plan has no use for the forward kernel, whose compile is
+/// about 40% of a cold build).
+fn launched(plan: &Sm120Plan, op: OpKind) -> Vec<KernelBuild> {
+    let forward = op == OpKind::SdpaForward;
+    plan.builds()
+        .into_iter()
+        .filter(|b| (b.file == KernelFile::Forward) == forward)
+        .collect()
+}
+
+/// The checked problem, kernel configurations and workspace of an approved SM120
+/// configuration: everything [`Sm120EnginePlan::new`] decides before it touches the device.
+fn sm120_plan(approved: &ApprovedPlan) -> Result<Sm120Plan, EngineError> {
+    expect_engine(EngineKind::Sm120, approved)?;
+    let graph = Arc::clone(approved.graph_arc());
+    let node = approved.node();
+    let o = &node.options;
+    if o.dropout_probability.is_some() || node.port(Port::DropoutMask).is_some() {
+        return Err(unsupported("dropout"));
+    }
+    if node.port(Port::Sink).is_some() || node.port(Port::DSink).is_some() {
+        return Err(unsupported("attention sinks"));
+    }
+    let scale = match approved.attn_scale() {
+        AttnScale::Value(v) => v,
+        AttnScale::Tensor(_) => return Err(unsupported("an Attn_scale tensor read at execution")),
+    };
+    let s = approved.shape();
+    let dim = |x: i64| usize::try_from(x).map_err(|_| unsupported("negative sizes"));
+    let io = match node.input(Port::Q).and_then(|q| graph.data_type(q)) {
+        Some(DataType::Bf16) => IoType::Bf16,
+        Some(DataType::F16) => IoType::F16,
+        _ => return Err(unsupported("io data types other than f16 and bf16")),
+    };
+    let bias = match node
+        .input(Port::Bias)
+        .and_then(|b| graph.get(b))
+        .map(|t| t.dims.as_slice())
+    {
+        Some([bb, bh, _, _]) => Some(BiasShape {
+            batch: dim(*bb)?,
+            heads: dim(*bh)?,
+        }),
+        Some(_) => return Err(unsupported("a bias that is not rank 4")),
+        None => None,
+    };
+    let port = |p| strides_of(&graph, node.port(p));
+    let layouts = Layouts {
+        q: port(Port::Q),
+        k: port(Port::K),
+        v: port(Port::V),
+        o: port(Port::O),
+        d_o: port(Port::DO),
+        stats: port(Port::Stats),
+        bias: port(Port::Bias),
+        dq: port(Port::DQ),
+        dk: port(Port::DK),
+        dv: port(Port::DV),
+        dbias: port(Port::DBias),
+        seq_q: port(Port::SeqLenQ),
+        seq_kv: port(Port::SeqLenKv),
+    };
+    let problem = AttnProblem {
+        batch: dim(s.b)?,
+        hq: dim(s.hq)?,
+        hk: dim(s.hk)?,
+        hv: dim(s.hv)?,
+        sq: dim(s.sq)?,
+        skv: dim(s.skv)?,
+        dqk: dim(s.dqk)?,
+        dv: dim(s.dv)?,
+        io,
+        scale,
+        band: Band {
+            right: o.right_bound.map(|v| v as i32),
+            left: o.left_bound.map(|v| v as i32),
+            bottom_right: o.diagonal_alignment == DiagonalAlignment::BottomRight,
+        },
+        bias,
+        dbias: node.output(Port::DBias).is_some(),
+        alibi: o.alibi_mask,
+        padding: o.padding_mask,
+        layouts,
+    };
+    let config = approved.config();
+    let route = config.route.unwrap_or(Route::Atomic);
+    let plan = Sm120Plan::new(problem, route)?;
+    if node.op == OpKind::SdpaBackward && plan.workspace() != &config.workspace {
+        return Err(unsupported("a workspace layout other than the kernels'"));
+    }
+    Ok(plan)
 }
 
 fn device_buf<'a>(
@@ -374,5 +402,60 @@ impl Sm120EnginePlan {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::workload::{sm120_candidates, BackwardCase, BiasKind};
+    use rime_analyzer::Target;
+    use rime_graph::{Context, SdpaForwardAttrs, Tensor};
+
+    fn files(graph: &Graph) -> Vec<Vec<KernelFile>> {
+        let target = Target::by_name("rtx-pro-6000").expect("profile");
+        let (report, ranked) = sm120_candidates(graph, &target);
+        assert!(!ranked.is_empty());
+        ranked
+            .iter()
+            .map(|c| {
+                let approved = report.approve(c).expect("approved");
+                let builds = Sm120EnginePlan::kernel_builds(&approved).expect("builds");
+                builds.iter().map(|b| b.file).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plans_build_only_the_kernels_their_node_launches() {
+        let case = BackwardCase {
+            b: 2,
+            hq: 4,
+            hk: 4,
+            sq: 256,
+            skv: 256,
+            d: 128,
+            dv: 128,
+            causal: true,
+            bias: BiasKind::Batch,
+            io: DataType::Bf16,
+            deterministic: false,
+        };
+        for kernels in files(&case.graph().expect("graph")) {
+            assert!(!kernels.contains(&KernelFile::Forward), "{kernels:?}");
+            assert!(kernels.contains(&KernelFile::BwdMain), "{kernels:?}");
+        }
+        let mut g = Graph::new(Context::with_io(DataType::Bf16));
+        let dims = [1, 2, 64, 64];
+        let (q, k, v) = (
+            g.tensor(Tensor::packed("Q", &dims)),
+            g.tensor(Tensor::packed("K", &dims)),
+            g.tensor(Tensor::packed("V", &dims)),
+        );
+        g.sdpa_forward(q, k, v, SdpaForwardAttrs::new().name("fwd"))
+            .expect("forward");
+        for kernels in files(&g) {
+            assert_eq!(kernels, [KernelFile::Forward]);
+        }
     }
 }
