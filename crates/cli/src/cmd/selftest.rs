@@ -25,6 +25,11 @@ pub struct SelftestArgs {
     /// against the atomic route and the CPU engine, with timings.
     #[arg(long)]
     pub determinism: bool,
+    /// Place every output tensor and the workspace of each sweep case between 4 KiB guard zones
+    /// filled with a known pattern; a case fails, naming the tensor and the first changed byte,
+    /// when a guard changed.
+    #[arg(long)]
+    pub guards: bool,
     /// Executions per route for `--determinism`.
     #[arg(long, default_value_t = 20)]
     pub repeats: usize,
@@ -96,7 +101,7 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let mut reports = selftest::run(&dev, &cases, &mut each);
+    let mut reports = selftest::run(&dev, &cases, args.guards, &mut each);
     // The engine through the public API: graphs -> analyze(auto) -> every sm120 candidate ->
     // execute on device buffers -> compare with the CPU engine.
     if args

@@ -282,25 +282,12 @@ impl KernelBuild {
     }
 }
 
-/// NVRTC's version (major, minor).
+/// NVRTC's version (major, minor): the CUDA 13 one cudarc loads.
 ///
 /// # Errors
-/// [`CudaError::Unavailable`] when NVRTC cannot be opened.
+/// [`CudaError::Unavailable`] when NVRTC is missing or of another major version.
 pub fn nvrtc_version() -> Result<(i32, i32), CudaError> {
-    if !super::probe::nvrtc_present() {
-        return Err(super::probe::Unavailable::NoNvrtcLibrary.into());
-    }
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: the library is present (checked above); the out-pointers are valid locals.
-    let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
-    if rc != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
-        return Err(CudaError::Nvrtc {
-            kernel: "-",
-            during: "nvrtcVersion",
-            detail: format!("{rc:?}"),
-        });
-    }
-    Ok((major, minor))
+    Ok(super::nvrtc_probe::nvrtc_status()?)
 }
 
 /// Compiles one specialization to PTX for `compute_{arch}` (no GPU needed).
@@ -309,9 +296,7 @@ pub fn nvrtc_version() -> Result<(i32, i32), CudaError> {
 /// [`CudaError::Compile`] with the options and the full log when NVRTC rejects the source;
 /// [`CudaError::Unavailable`] without NVRTC.
 pub fn compile_ptx(build: &KernelBuild, arch: u32) -> Result<String, CudaError> {
-    if !super::probe::nvrtc_present() {
-        return Err(super::probe::Unavailable::NoNvrtcLibrary.into());
-    }
+    super::nvrtc_probe::nvrtc_status()?;
     let kernel = build.file.file_name();
     let opts = CompileOptions {
         options: build.options(arch),
