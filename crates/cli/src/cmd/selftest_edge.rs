@@ -57,7 +57,7 @@ pub fn run(
 ) -> anyhow::Result<ExitCode> {
     let target = rime_engines::cuda::auto_target(0)?;
     let mut failed = 0;
-    let mut emit = |l: String, file: &mut Option<&mut std::fs::File>| -> anyhow::Result<()> {
+    let emit = |l: String, file: &mut Option<&mut std::fs::File>| -> anyhow::Result<()> {
         println!("{l}");
         if let Some(f) = file.as_mut() {
             writeln!(f, "{l}")?;
