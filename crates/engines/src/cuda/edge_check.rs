@@ -2,7 +2,7 @@
 //! Each case's backward graph is analysed for the live device; when sm120 rejects it the reason
 //! codes are reported; otherwise O and Stats come from the CPU engine's forward on the same
 //! inputs, and every approved sm120 configuration runs the backward through the engine API and
-//! is compared with the CPU engine's backward ([`super::engine_check::against_cpu`]): relative
+//! is compared with the CPU engine's backward (`engine_check::against_cpu`): relative
 //! error per output, and every output must be finite.
 
 use std::sync::Arc;
