@@ -6,101 +6,55 @@
 //! analyzer (SHP002), not computed.
 //!
 //! `RIME_EDGE_TABLE=1 cargo test --test edge_numerics -- --nocapture` prints the table that
-//! `docs/reliability.md` shows. Only the CPU engine runs here; the CUDA engine's column needs a
-//! GPU and is filled by the GPU conformance run.
+//! `docs/reliability.md` shows. The cases are `rime_engines::edge_cases` (shared with the GPU
+//! check `rime selftest --edge`); only the CPU engine runs here.
 
 use half::bf16;
 use rime::analyzer::{analyze, EngineKind, ReasonCode, Target};
+use rime::engines::edge_cases::{edge_cases, EdgeCase};
 use rime::engines::{CpuEngine, Engine, HostBuffer, TensorKey, VariantPack, Workspace};
-use rime::graph::{
-    Context, DataType, DiagonalAlignment, Graph, SdpaBackwardAttrs, Tensor, TensorId,
-};
+use rime::graph::{DataType, TensorId};
 
 #[path = "../crates/engines/tests/support/mod.rs"]
 mod reference;
 
 use reference::{naive, worst, Case, Data};
 
-/// The backward graph of a case (BHSD, bf16), with its tensor ids by name.
-fn graph_of(case: &Case) -> (Graph, Vec<(&'static str, TensorId)>) {
-    let s = case.shape();
-    let p = &case.problem;
-    let dims = |b: usize, h: usize, sq: usize, d: usize| [b, h, sq, d].map(|x| x as i64);
-    let mut g = Graph::new(Context::with_io(DataType::Bf16));
-    let mut ids = Vec::new();
-    let mut add = |g: &mut Graph, name: &'static str, t: Tensor| {
-        let id = g.tensor(t);
-        ids.push((name, id));
-        id
-    };
-    let q = add(
-        &mut g,
-        "Q",
-        Tensor::packed("Q", &dims(s.b, s.hq, s.sq, s.dqk)),
-    );
-    let k = add(
-        &mut g,
-        "K",
-        Tensor::packed("K", &dims(s.b, s.hk, s.skv, s.dqk)),
-    );
-    let v = add(
-        &mut g,
-        "V",
-        Tensor::packed("V", &dims(s.b, s.hv, s.skv, s.dv)),
-    );
-    let o = add(
-        &mut g,
-        "O",
-        Tensor::packed("O", &dims(s.b, s.hq, s.sq, s.dv)),
-    );
-    let d_o = add(
-        &mut g,
-        "dO",
-        Tensor::packed("dO", &dims(s.b, s.hq, s.sq, s.dv)),
-    );
-    let stats = Tensor::packed("Stats", &dims(s.b, s.hq, s.sq, 1)).with_data_type(DataType::F32);
-    let stats = add(&mut g, "Stats", stats);
-    let mut attrs = SdpaBackwardAttrs::new()
-        .name("bwd")
-        .attn_scale(p.scale as f32);
-    if let Some(right) = p.band.right_bound {
-        attrs = attrs.right_bound(right);
+/// The naive reference's description of a shared edge case.
+fn reference_case(e: &EdgeCase) -> Case {
+    let mut c = Case::new(e.name, e.b, e.h, e.sq, e.skv, e.d);
+    if let Some(b) = e.band {
+        c = c.band(b.left, b.right, b.bottom_right);
     }
-    if let Some(left) = p.band.left_bound {
-        attrs = attrs.left_bound(left);
+    if let Some((q, kv)) = &e.seq_lens {
+        c = c.padding(q, kv);
     }
-    if p.band.bottom_right {
-        attrs = attrs.diagonal_alignment(DiagonalAlignment::BottomRight);
+    if let Some(b) = e.bias {
+        c = c.bias(b.per_batch, b.per_head);
     }
-    if let Some(dims) = case.bias {
-        let bias = add(
-            &mut g,
-            "Bias",
-            Tensor::packed("Bias", &dims.map(|x| x as i64)),
-        );
-        attrs = attrs.bias(bias).dbias();
+    if e.sink.is_some() {
+        c = c.sink();
     }
-    if p.seq_lens.is_some() {
-        let lens =
-            |n: &str| Tensor::packed(n, &[s.b as i64, 1, 1, 1]).with_data_type(DataType::I32);
-        let lq = add(&mut g, "SEQ_LEN_Q", lens("SEQ_LEN_Q"));
-        let lkv = add(&mut g, "SEQ_LEN_KV", lens("SEQ_LEN_KV"));
-        attrs = attrs.padding(lq, lkv);
+    c
+}
+
+/// The inputs of a case: random (seeded), bf16-rounded, the bias and sink filled as the table
+/// says.
+fn data_of(e: &EdgeCase, case: &Case) -> Data {
+    let mut data = rounded(Data::random(case, e.seed));
+    if let Some(b) = e.bias {
+        data = rounded(with_bias(data, |i| b.fill.value(i)));
     }
-    if case.sink {
-        let t = Tensor::packed("Sink", &[1, s.hq as i64, 1, 1]).with_data_type(DataType::F32);
-        let sink = add(&mut g, "Sink", t);
-        attrs = attrs.sink(sink).dsink();
+    if let (Some(Some(v)), Some(s)) = (e.sink, data.sink.as_mut()) {
+        s.data.iter_mut().for_each(|x| *x = v);
     }
-    let grads = g.sdpa_backward(q, k, v, o, d_o, stats, attrs).expect("ids");
-    ids.extend([("dQ", grads.dq), ("dK", grads.dk), ("dV", grads.dv)]);
-    if let Some(id) = grads.dbias {
-        ids.push(("dBias", id));
-    }
-    if let Some(id) = grads.dsink {
-        ids.push(("dSink", id));
-    }
-    (g, ids)
+    data
+}
+
+/// The backward graph of a case (shared with `rime selftest --edge`), with its tensors by name.
+fn graph_of(e: &EdgeCase) -> (rime::graph::Graph, Vec<(&'static str, TensorId)>) {
+    let g = e.backward_graph().expect("edge graph");
+    (g.graph, g.ids)
 }
 
 /// Inputs rounded to bf16 (what the engine reads), the sink to f32.
@@ -131,8 +85,10 @@ struct Row {
 }
 
 /// Runs a case through the CPU engine's plan and compares it with the naive reference.
-fn run(case: &Case, note: &'static str, data: Data) -> Row {
-    let (graph, ids) = graph_of(case);
+fn run(edge: &EdgeCase) -> Row {
+    let case = &reference_case(edge);
+    let data = data_of(edge, case);
+    let (graph, ids) = graph_of(edge);
     let report = analyze(&graph, &Target::by_name("cpu").expect("cpu"));
     let plan = report
         .approve_config(report.nodes[0].node, EngineKind::CpuReference, None)
@@ -204,7 +160,7 @@ fn run(case: &Case, note: &'static str, data: Data) -> Row {
     }
     Row {
         name: case.name,
-        note,
+        note: edge.note,
         finite,
         scores,
     }
@@ -218,66 +174,7 @@ fn with_bias(mut data: Data, f: impl Fn([usize; 4]) -> f64) -> Data {
 }
 
 fn rows() -> Vec<Row> {
-    let c = |name, b, h, sq, skv| Case::new(name, b, h, sq, skv, 8);
-    let plain = |case: &Case, seed| rounded(Data::random(case, seed));
-    let mut rows = Vec::new();
-
-    let case = c("sq_1", 2, 2, 1, 7);
-    rows.push(run(&case, "one query row", plain(&case, 1)));
-    let case = c("skv_1", 2, 2, 7, 1);
-    rows.push(run(&case, "one key: P = 1", plain(&case, 2)));
-    let case = c("sq_1_causal_bottom_right", 2, 2, 1, 9).band(None, Some(0), true);
-    rows.push(run(&case, "decode step", plain(&case, 3)));
-
-    let case = c("fully_masked_rows", 2, 2, 6, 5)
-        .band(None, Some(0), true)
-        .padding(&[6, 3], &[2, 5]);
-    rows.push(run(
-        &case,
-        "rows 0..4 of batch 0 see no key",
-        plain(&case, 4),
-    ));
-    let case = c("zero_len_batch", 3, 2, 5, 6).padding(&[5, 0, 3], &[6, 0, 2]);
-    rows.push(run(
-        &case,
-        "batch 1: seq_len_q = seq_len_kv = 0",
-        plain(&case, 5),
-    ));
-    let case = c("zero_kv_len_batch", 2, 2, 5, 6).padding(&[5, 4], &[0, 6]);
-    rows.push(run(&case, "batch 0: queries, no keys", plain(&case, 6)));
-    let case = c("zero_len_with_sink", 2, 2, 5, 6)
-        .padding(&[5, 4], &[0, 6])
-        .sink();
-    rows.push(run(&case, "no keys, sink only", plain(&case, 7)));
-
-    let case = c("very_negative_stats", 2, 2, 6, 7).bias(true, true);
-    let data = with_bias(plain(&case, 8), |[b, h, i, j]| {
-        -30000.0 + ((b + h + i + j) % 3) as f64
-    });
-    rows.push(run(&case, "bias -3e4: Stats ~ -3e4", rounded(data)));
-    let case = c("large_bias_one_hot", 2, 2, 6, 7).bias(false, true);
-    let data = with_bias(plain(&case, 9), |[_, h, i, j]| {
-        if j == (i + h) % 7 {
-            20000.0
-        } else {
-            -20000.0
-        }
-    });
-    rows.push(run(&case, "bias +-2e4: one-hot softmax", rounded(data)));
-    let case = c("large_bias_mixed_masked", 2, 2, 6, 7)
-        .bias(true, false)
-        .band(Some(2), Some(0), false);
-    let data = with_bias(plain(&case, 10), |[b, _, i, j]| {
-        ((i * 7 + j + b) % 5) as f64 * 8000.0 - 16000.0
-    });
-    rows.push(run(&case, "bias +-1.6e4 with a window", rounded(data)));
-    let case = c("dominant_sink", 2, 2, 6, 7).sink();
-    let mut data = plain(&case, 12);
-    if let Some(s) = data.sink.as_mut() {
-        s.data.iter_mut().for_each(|x| *x = 40.0);
-    }
-    rows.push(run(&case, "sink 40: P ~ e^-40", data));
-    rows
+    edge_cases().iter().map(run).collect()
 }
 
 #[test]
@@ -321,7 +218,12 @@ fn edge_cases_give_finite_gradients_equal_to_the_reference() {
 
 #[test]
 fn a_single_query_and_a_single_key_is_refused_not_computed() {
-    let case = Case::new("sq_1_skv_1", 2, 2, 1, 1, 8);
+    let case = EdgeCase {
+        name: "sq_1_skv_1",
+        sq: 1,
+        skv: 1,
+        ..edge_cases()[0].clone()
+    };
     let (graph, _) = graph_of(&case);
     let report = analyze(&graph, &Target::by_name("cpu").expect("cpu"));
     assert!(!report.supports(EngineKind::CpuReference));

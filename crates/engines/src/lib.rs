@@ -37,6 +37,7 @@
 mod buffer;
 pub mod cpu;
 pub mod cuda;
+pub mod edge_cases;
 mod engine;
 mod error;
 mod plan;

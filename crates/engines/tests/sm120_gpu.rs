@@ -1,5 +1,6 @@
 //! The small conformance sweep of the sm120 kernels on a real GPU (every kernel specialization
-//! the sweep reaches, every route, against the f64 reference). Skips, saying why, without a
+//! the sweep reaches, every route, against the f64 reference, outputs and workspace between guard
+//! zones). Skips, saying why, without a
 //! usable GPU, unless `RIME_REQUIRE_GPU=1` (set it on GPU machines).
 
 use rime_engines::cuda::selftest;
@@ -16,7 +17,8 @@ fn small_sweep_passes_on_the_gpu() {
             return;
         }
     };
-    let reports = selftest::run(&dev, &selftest::cases(true), |_| {});
+    // Guard zones on: an out-of-bounds write fails the case naming the tensor.
+    let reports = selftest::run(&dev, &selftest::cases(true), true, |_| {});
     let failed: Vec<_> = reports
         .iter()
         .filter(|r| !r.passed())

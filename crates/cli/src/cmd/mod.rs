@@ -8,5 +8,6 @@ pub mod heuristics;
 pub mod run;
 pub mod schema;
 pub mod selftest;
+pub mod selftest_edge;
 pub mod target_args;
 pub mod validate;

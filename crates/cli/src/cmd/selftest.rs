@@ -25,6 +25,20 @@ pub struct SelftestArgs {
     /// against the atomic route and the CPU engine, with timings.
     #[arg(long)]
     pub determinism: bool,
+    /// Place every output tensor and the workspace of each sweep case between 4 KiB guard zones
+    /// filled with a known pattern; a case fails, naming the tensor and the first changed byte,
+    /// when a guard changed.
+    #[arg(long)]
+    pub guards: bool,
+    /// The edge-numerics cases (docs/reliability.md) on the sm120 engine against the CPU
+    /// engine, one table row per case and route; cases sm120 rejects are listed with their
+    /// reason codes.
+    #[arg(long)]
+    pub edge: bool,
+    /// Out-of-memory behaviour: a graph whose two_kernel dS exceeds free memory must get relay
+    /// (RTE006), and an allocation beyond free memory must fail with the needed and free bytes.
+    #[arg(long)]
+    pub resources: bool,
     /// Executions per route for `--determinism`.
     #[arg(long, default_value_t = 20)]
     pub repeats: usize,
@@ -78,6 +92,9 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
     if args.determinism {
         return super::determinism::run(&dev, args, file.as_mut());
     }
+    if args.edge || args.resources {
+        return super::selftest_edge::run(&dev, args, file.as_mut());
+    }
     let cases: Vec<_> = selftest::cases(args.small)
         .into_iter()
         .filter(|c| {
@@ -96,7 +113,7 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let mut reports = selftest::run(&dev, &cases, &mut each);
+    let mut reports = selftest::run(&dev, &cases, args.guards, &mut each);
     // The engine through the public API: graphs -> analyze(auto) -> every sm120 candidate ->
     // execute on device buffers -> compare with the CPU engine.
     if args

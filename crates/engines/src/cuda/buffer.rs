@@ -9,6 +9,7 @@ use cudarc::driver::CudaSlice;
 use half::{bf16, f16};
 use rime_graph::DataType;
 
+use super::alloc;
 use super::context::CudaDevice;
 use super::error::CudaError;
 use crate::{Buffer, HostBuffer, HostData, HostDataMut, MemoryLocation};
@@ -36,21 +37,22 @@ impl DeviceBuffer {
     /// Copies a host buffer to `dev` (f16, bf16, f32, i32).
     ///
     /// # Errors
-    /// [`CudaError::Unsupported`] for other types; driver errors.
+    /// [`CudaError::Unsupported`] for other types; [`CudaError::OutOfMemory`]; driver errors.
     pub fn upload(dev: &CudaDevice, host: &HostBuffer) -> Result<Self, CudaError> {
-        let st = dev.stream();
-        let drv = CudaError::driver("upload");
+        let what = format!("a {}-element {} tensor", host.len(), host.data_type());
         let data = match host {
-            HostBuffer::F16(v) => DeviceData::Half(
-                st.clone_htod(&v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
-                    .map_err(drv)?,
-            ),
-            HostBuffer::Bf16(v) => DeviceData::Half(
-                st.clone_htod(&v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
-                    .map_err(drv)?,
-            ),
-            HostBuffer::F32(v) => DeviceData::F32(st.clone_htod(v).map_err(drv)?),
-            HostBuffer::I32(v) => DeviceData::I32(st.clone_htod(v).map_err(drv)?),
+            HostBuffer::F16(v) => DeviceData::Half(alloc::upload(
+                dev,
+                &what,
+                &v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            )?),
+            HostBuffer::Bf16(v) => DeviceData::Half(alloc::upload(
+                dev,
+                &what,
+                &v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            )?),
+            HostBuffer::F32(v) => DeviceData::F32(alloc::upload(dev, &what, v)?),
+            HostBuffer::I32(v) => DeviceData::I32(alloc::upload(dev, &what, v)?),
             HostBuffer::F64(_) | HostBuffer::I64(_) => {
                 return Err(CudaError::Unsupported {
                     what: "f64 and i64 device buffers",
@@ -64,20 +66,20 @@ impl DeviceBuffer {
         })
     }
 
-    /// A device buffer of `len` elements, every bit set (NaN for floats): outputs the engine
-    /// fails to write stay visible.
+    /// A device buffer of `len` elements, every bit set (NaN for floats, -1 for i32): outputs
+    /// the engine fails to write stay visible.
     ///
     /// # Errors
-    /// [`CudaError::Unsupported`] for types other than f16, bf16, f32, i32; driver errors.
+    /// [`CudaError::Unsupported`] for types other than f16, bf16, f32, i32;
+    /// [`CudaError::OutOfMemory`]; driver errors.
     pub fn poisoned(dev: &CudaDevice, data_type: DataType, len: usize) -> Result<Self, CudaError> {
-        let st = dev.stream();
-        let drv = CudaError::driver("allocation");
+        let what = format!("a {len}-element {data_type} tensor");
         let data = match data_type {
             DataType::F16 | DataType::Bf16 => {
-                DeviceData::Half(st.clone_htod(&vec![u16::MAX; len]).map_err(drv)?)
+                DeviceData::Half(alloc::filled(dev, &what, len, 0xff)?)
             }
-            DataType::F32 => DeviceData::F32(st.clone_htod(&vec![f32::NAN; len]).map_err(drv)?),
-            DataType::I32 => DeviceData::I32(st.clone_htod(&vec![-1i32; len]).map_err(drv)?),
+            DataType::F32 => DeviceData::F32(alloc::filled(dev, &what, len, 0xff)?),
+            DataType::I32 => DeviceData::I32(alloc::filled(dev, &what, len, 0xff)?),
             _ => {
                 return Err(CudaError::Unsupported {
                     what: "device buffers of this data type",
@@ -212,12 +214,9 @@ impl DeviceWorkspace {
     /// the engine must clear what it accumulates into.
     ///
     /// # Errors
-    /// Driver errors.
+    /// [`CudaError::OutOfMemory`]; driver errors.
     pub fn new(dev: &CudaDevice, bytes: usize) -> Result<Self, CudaError> {
-        let data = dev
-            .stream()
-            .clone_htod(&vec![0xffu8; bytes.max(1)])
-            .map_err(CudaError::driver("allocation"))?;
+        let data = alloc::filled(dev, "the workspace", bytes.max(1), 0xff)?;
         Ok(Self {
             bytes: Arc::new(data),
             ordinal: dev.properties().ordinal,

@@ -282,31 +282,13 @@ impl KernelBuild {
     }
 }
 
-/// NVRTC's version (major, minor).
+/// NVRTC's version (major, minor): the CUDA 13 one cudarc loads.
 ///
 /// # Errors
-/// [`CudaError::Unavailable`] when NVRTC cannot be opened.
+/// [`CudaError::Unavailable`] when NVRTC is missing or of another major version.
 pub fn nvrtc_version() -> Result<(i32, i32), CudaError> {
-    // Read once per process: every kernel lookup needs it for the cache key, and the presence
-    // check below opens the library by each candidate name (hundreds of microseconds).
-    static VERSION: OnceLock<(i32, i32)> = OnceLock::new();
-    if let Some(&version) = VERSION.get() {
-        return Ok(version);
-    }
-    if !super::probe::nvrtc_present() {
-        return Err(super::probe::Unavailable::NoNvrtcLibrary.into());
-    }
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: the library is present (checked above); the out-pointers are valid locals.
-    let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
-    if rc != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
-        return Err(CudaError::Nvrtc {
-            kernel: "-",
-            during: "nvrtcVersion",
-            detail: format!("{rc:?}"),
-        });
-    }
-    Ok(*VERSION.get_or_init(|| (major, minor)))
+    // Cached per process by the probe (every kernel lookup needs it for the cache key).
+    Ok(super::nvrtc_probe::nvrtc_status()?)
 }
 
 /// Compiles one specialization to PTX for `compute_{arch}` (no GPU needed).
@@ -315,9 +297,7 @@ pub fn nvrtc_version() -> Result<(i32, i32), CudaError> {
 /// [`CudaError::Compile`] with the options and the full log when NVRTC rejects the source;
 /// [`CudaError::Unavailable`] without NVRTC.
 pub fn compile_ptx(build: &KernelBuild, arch: u32) -> Result<String, CudaError> {
-    if !super::probe::nvrtc_present() {
-        return Err(super::probe::Unavailable::NoNvrtcLibrary.into());
-    }
+    super::nvrtc_probe::nvrtc_status()?;
     let kernel = build.file.file_name();
     let opts = CompileOptions {
         options: build.options(arch),

@@ -86,6 +86,18 @@ impl CudaDevice {
         Ok(free as u64)
     }
 
+    /// Free and total device memory now (bytes).
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn memory_info(&self) -> Result<(u64, u64), CudaError> {
+        let (free, total) = self
+            .ctx
+            .mem_get_info()
+            .map_err(CudaError::driver("cuMemGetInfo"))?;
+        Ok((free as u64, total as u64))
+    }
+
     /// The stream every launch of this device goes to.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream

@@ -307,8 +307,9 @@ impl Sm120EnginePlan {
                 .ok_or_else(|| missing(p))
         };
         let (q, k, v) = (half(Port::Q)?, half(Port::K)?, half(Port::V)?);
+        let (q, k, v) = (q.as_view(), k.as_view(), v.as_view());
         let bias = match node.input(Port::Bias) {
-            Some(_) => Some(half(Port::Bias)?),
+            Some(_) => Some(half(Port::Bias)?.as_view()),
             None => None,
         };
         let lens = |p: Port| {
@@ -317,7 +318,10 @@ impl Sm120EnginePlan {
                 .ok_or_else(|| missing(p))
         };
         let seq_lens = match self.plan.problem().padding {
-            true => Some((lens(Port::SeqLenQ)?, lens(Port::SeqLenKv)?)),
+            true => Some((
+                lens(Port::SeqLenQ)?.as_view(),
+                lens(Port::SeqLenKv)?.as_view(),
+            )),
             false => None,
         };
         // Take each output out of the map, so that several can be borrowed mutably at once.
@@ -351,14 +355,16 @@ impl Sm120EnginePlan {
                         v,
                         bias,
                         seq_lens,
-                        o,
-                        stats,
+                        o: o.as_view_mut(),
+                        stats: stats.as_view_mut(),
                     },
                 )?;
             }
             OpKind::SdpaBackward => {
                 let ws = match workspace {
-                    Workspace::Device(w) if w.ordinal() == dev.properties().ordinal => w.slice(),
+                    Workspace::Device(w) if w.ordinal() == dev.properties().ordinal => {
+                        w.slice().as_view()
+                    }
                     _ => {
                         return Err(CudaError::NotOnDevice {
                             tensor: "workspace".to_string(),
@@ -368,11 +374,12 @@ impl Sm120EnginePlan {
                         .into())
                     }
                 };
-                let o = half(Port::O)?;
-                let d_o = half(Port::DO)?;
+                let o = half(Port::O)?.as_view();
+                let d_o = half(Port::DO)?.as_view();
                 let stats = device_buf(&reads, node.input(Port::Stats))
                     .and_then(DeviceBuffer::f32)
-                    .ok_or_else(|| missing(Port::Stats))?;
+                    .ok_or_else(|| missing(Port::Stats))?
+                    .as_view();
                 let dq = out(Port::DQ)
                     .and_then(DeviceBuffer::half_mut)
                     .ok_or_else(|| missing(Port::DQ))?;
@@ -382,7 +389,9 @@ impl Sm120EnginePlan {
                 let dv = out(Port::DV)
                     .and_then(DeviceBuffer::half_mut)
                     .ok_or_else(|| missing(Port::DV))?;
-                let dbias = out(Port::DBias).and_then(DeviceBuffer::half_mut);
+                let dbias = out(Port::DBias)
+                    .and_then(DeviceBuffer::half_mut)
+                    .map(|b| b.as_view_mut());
                 let bufs = BackwardBuffers {
                     q,
                     k,
@@ -392,9 +401,9 @@ impl Sm120EnginePlan {
                     stats,
                     bias,
                     seq_lens,
-                    dq,
-                    dk,
-                    dv,
+                    dq: dq.as_view_mut(),
+                    dk: dk.as_view_mut(),
+                    dv: dv.as_view_mut(),
                     dbias,
                     workspace: ws,
                 };

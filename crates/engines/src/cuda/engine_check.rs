@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use rime_analyzer::{analyze, heuristics, EngineKind, HeuristicsOptions, Target};
+use rime_analyzer::{analyze, heuristics, EngineKind, HeuristicsOptions, SupportReport, Target};
 use rime_graph::{
     Context, DataType, Graph, GraphError, SdpaBackwardAttrs, SdpaForwardAttrs, Tensor, TensorId,
 };
@@ -17,11 +17,11 @@ use super::selftest::{CaseReport, OutputCheck};
 use crate::{CpuEngine, Engine, EngineError, HostBuffer, VariantPack, Workspace};
 
 /// One graph with the tensors it reads and writes.
-struct Built {
-    name: &'static str,
-    graph: Graph,
-    inputs: Vec<TensorId>,
-    outputs: Vec<TensorId>,
+pub(crate) struct Built {
+    pub(crate) name: String,
+    pub(crate) graph: Graph,
+    pub(crate) inputs: Vec<TensorId>,
+    pub(crate) outputs: Vec<TensorId>,
 }
 
 fn backward_graph(io: DataType) -> Result<Built, GraphError> {
@@ -49,7 +49,7 @@ fn backward_graph(io: DataType) -> Result<Built, GraphError> {
     let mut outputs = vec![grads.dq, grads.dk, grads.dv];
     outputs.extend(grads.dbias);
     Ok(Built {
-        name: "engine/backward-gqa-causal-bias-padding",
+        name: "engine/backward-gqa-causal-bias-padding".into(),
         graph: g,
         inputs: vec![q, k, v, o, d_o, stats, bias, lq, lkv],
         outputs,
@@ -71,7 +71,7 @@ fn forward_graph(io: DataType) -> Result<Built, GraphError> {
     let mut outputs = vec![out.o];
     outputs.extend(out.stats);
     Ok(Built {
-        name: "engine/forward-d192v128",
+        name: "engine/forward-d192v128".into(),
         graph: g,
         inputs: vec![q, k, v],
         outputs,
@@ -79,7 +79,7 @@ fn forward_graph(io: DataType) -> Result<Built, GraphError> {
 }
 
 /// Deterministic pseudo-random values in [-1, 1) (Stats: around ln(Skv), as a forward gives).
-fn values(n: usize, seed: u64, stats: bool) -> Vec<f64> {
+pub(crate) fn values(n: usize, seed: u64, stats: bool) -> Vec<f64> {
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..n)
         .map(|_| {
@@ -119,28 +119,8 @@ pub(crate) fn relative(out: &[f64], reference: &[f64]) -> OutputCheck {
 }
 
 fn run_one(dev: &Arc<CudaDevice>, target: &Target, built: &Built, io: DataType) -> Vec<CaseReport> {
-    let fail = |name: String, e: String| CaseReport {
-        name,
-        tolerance: 0.0,
-        outputs: Vec::new(),
-        error: Some(e),
-    };
-    let tolerance = if io == DataType::Bf16 { 1e-2 } else { 3e-3 };
     let g = &built.graph;
-    let report = analyze(g, target);
-    let ranked = heuristics(&report, &HeuristicsOptions::default());
-    let cpu_report = analyze(g, &Target::by_name("cpu").unwrap_or_else(|| target.clone()));
-    let cpu_ranked = heuristics(&cpu_report, &HeuristicsOptions::default());
-    let Some(cpu) = cpu_ranked
-        .iter()
-        .find(|c| c.config.engine == EngineKind::CpuReference)
-    else {
-        return vec![fail(
-            built.name.to_string(),
-            "the CPU engine rejects the graph".into(),
-        )];
-    };
-    // Host inputs shared by both engines; outputs poisoned.
+    // Host inputs shared by both engines.
     let host_of = |id: TensorId, n: u64| -> Option<(TensorId, HostBuffer)> {
         let t = g.get(id)?;
         let len = usize::try_from(t.span_elements()?).ok()?;
@@ -159,47 +139,107 @@ fn run_one(dev: &Arc<CudaDevice>, target: &Target, built: &Built, io: DataType) 
         .enumerate()
         .map(|(n, &id)| host_of(id, n as u64))
         .collect();
-    let outputs: Option<Vec<_>> = built
-        .outputs
-        .iter()
-        .map(|&id| {
-            let t = g.get(id)?;
-            let len = usize::try_from(t.span_elements()?).ok()?;
-            HostBuffer::from_f64(g.data_type(id)?, &vec![f64::NAN; len]).map(|h| (id, h))
-        })
-        .collect();
-    let (Some(inputs), Some(outputs)) = (inputs, outputs) else {
-        return vec![fail(
-            built.name.to_string(),
+    let Some(inputs) = inputs else {
+        return vec![failed(
+            built.name.clone(),
             "could not size the buffers".into(),
         )];
     };
-    let run_cpu = || -> Result<Vec<Vec<f64>>, EngineError> {
-        let plan = CpuEngine.build_plan(&cpu_report.approve(cpu).map_err(|_| {
-            EngineError::Unsupported {
-                engine: "cpu_reference",
-                feature: "approval",
-            }
-        })?)?;
-        let mut pack = VariantPack::new();
-        for (id, h) in inputs.iter().chain(&outputs) {
-            pack.insert(*id, Box::new(h.clone()));
-        }
-        plan.execute(&mut pack, &mut Workspace::host(plan.workspace_size()))?;
-        Ok(built
-            .outputs
-            .iter()
-            .map(|id| {
-                pack.get(&(*id).into())
-                    .and_then(|b| b.as_any().downcast_ref::<HostBuffer>())
-                    .map(HostBuffer::to_f64)
-                    .unwrap_or_default()
-            })
-            .collect())
+    let tolerance = if io == DataType::Bf16 { 1e-2 } else { 3e-3 };
+    let report = analyze(g, target);
+    let mut reports = against_cpu(dev, &report, built, &inputs, tolerance, &format!("/{io}"));
+    if reports.is_empty() {
+        reports.push(failed(
+            built.name.clone(),
+            "the analyzer approved no sm120 configuration".into(),
+        ));
+    }
+    reports
+}
+
+/// An output buffer of tensor `id`, every element NaN.
+fn poisoned(g: &Graph, id: TensorId) -> Option<(TensorId, HostBuffer)> {
+    let t = g.get(id)?;
+    let len = usize::try_from(t.span_elements()?).ok()?;
+    HostBuffer::from_f64(g.data_type(id)?, &vec![f64::NAN; len]).map(|h| (id, h))
+}
+
+/// Runs `built` on the CPU engine (its top configuration for the `cpu` target) on `inputs`,
+/// returning its outputs in `built.outputs` order.
+///
+/// # Errors
+/// [`EngineError::Unsupported`] when the CPU engine rejects the graph; execution errors.
+pub(crate) fn run_cpu(
+    built: &Built,
+    inputs: &[(TensorId, HostBuffer)],
+) -> Result<Vec<HostBuffer>, EngineError> {
+    let g = &built.graph;
+    let unsupported = |feature| EngineError::Unsupported {
+        engine: "cpu_reference",
+        feature,
     };
-    let reference = match run_cpu() {
-        Ok(r) => r,
-        Err(e) => return vec![fail(format!("{}/cpu", built.name), e.to_string())],
+    let target = Target::by_name("cpu").ok_or(unsupported("a missing `cpu` target"))?;
+    let report = analyze(g, &target);
+    let ranked = heuristics(&report, &HeuristicsOptions::default());
+    let cand = ranked
+        .iter()
+        .find(|c| c.config.engine == EngineKind::CpuReference)
+        .ok_or(unsupported("this graph (the analyzer rejects it)"))?;
+    let approved = report.approve(cand).map_err(|_| unsupported("approval"))?;
+    let plan = CpuEngine.build_plan(&approved)?;
+    let mut pack = VariantPack::new();
+    for (id, h) in inputs {
+        pack.insert(*id, Box::new(h.clone()));
+    }
+    for &id in &built.outputs {
+        let (id, h) = poisoned(g, id).ok_or(unsupported("an output of unknown size"))?;
+        pack.insert(id, Box::new(h));
+    }
+    plan.execute(&mut pack, &mut Workspace::host(plan.workspace_size()))?;
+    built
+        .outputs
+        .iter()
+        .map(|id| {
+            pack.get(&(*id).into())
+                .and_then(|b| b.as_any().downcast_ref::<HostBuffer>())
+                .cloned()
+                .ok_or(unsupported("an output that is not a host buffer"))
+        })
+        .collect()
+}
+
+pub(crate) fn failed(name: String, e: String) -> CaseReport {
+    CaseReport {
+        name,
+        tolerance: 0.0,
+        outputs: Vec::new(),
+        error: Some(e),
+    }
+}
+
+/// Runs `built` on the CPU engine and on every sm120 candidate `report` approves, all on
+/// `inputs` (outputs poisoned), and compares each candidate's outputs with the CPU's. Empty when
+/// no sm120 configuration is approved. Case names are `{built.name}{tag}/{config label}`.
+pub(crate) fn against_cpu(
+    dev: &Arc<CudaDevice>,
+    report: &SupportReport,
+    built: &Built,
+    inputs: &[(TensorId, HostBuffer)],
+    tolerance: f64,
+    tag: &str,
+) -> Vec<CaseReport> {
+    let g = &built.graph;
+    let ranked = heuristics(report, &HeuristicsOptions::default());
+    let outputs: Option<Vec<_>> = built.outputs.iter().map(|&id| poisoned(g, id)).collect();
+    let Some(outputs) = outputs else {
+        return vec![failed(
+            built.name.clone(),
+            "could not size the buffers".into(),
+        )];
+    };
+    let reference = match run_cpu(built, inputs) {
+        Ok(r) => r.iter().map(HostBuffer::to_f64).collect::<Vec<_>>(),
+        Err(e) => return vec![failed(format!("{}/cpu", built.name), e.to_string())],
     };
     let engine = Sm120Engine::new(Arc::clone(dev));
     let mut reports = Vec::new();
@@ -207,7 +247,7 @@ fn run_one(dev: &Arc<CudaDevice>, target: &Target, built: &Built, io: DataType) 
         .iter()
         .filter(|c| c.config.engine == EngineKind::Sm120)
     {
-        let name = format!("{}/{io}/{}", built.name, cand.config.label());
+        let name = format!("{}{tag}/{}", built.name, cand.config.label());
         let run = || -> Result<Vec<Vec<f64>>, EngineError> {
             let approved = report.approve(cand).map_err(|_| EngineError::Unsupported {
                 engine: "sm120",
@@ -261,14 +301,8 @@ fn run_one(dev: &Arc<CudaDevice>, target: &Target, built: &Built, io: DataType) 
                     error: None,
                 }
             }
-            Err(e) => fail(name, e.to_string()),
+            Err(e) => failed(name, e.to_string()),
         });
-    }
-    if reports.is_empty() {
-        reports.push(fail(
-            built.name.to_string(),
-            "the analyzer approved no sm120 configuration".into(),
-        ));
     }
     reports
 }

@@ -17,6 +17,37 @@ pub enum CudaError {
         #[source]
         source: DriverError,
     },
+    /// A device allocation failed for lack of memory.
+    #[error(
+        "out of device memory allocating {what}: {needed} bytes needed, {free} of {total} bytes free"
+    )]
+    OutOfMemory {
+        /// What was being allocated (tensor, workspace, guard region...).
+        what: String,
+        /// Bytes asked for.
+        needed: u64,
+        /// Free device memory right after the failure (cuMemGetInfo).
+        free: u64,
+        /// Total device memory.
+        total: u64,
+    },
+    /// Bytes around a tensor or the workspace changed during execution: a write out of bounds.
+    #[error(
+        "guard zone of {tensor} overwritten: first changed byte at offset {offset} from the \
+         tensor's start ({side} it), 0x{expected:02x} -> 0x{found:02x}"
+    )]
+    GuardOverwritten {
+        /// The tensor (or `workspace`) whose guard changed.
+        tensor: String,
+        /// Byte offset of the first changed byte from the tensor's first byte (negative: before).
+        offset: i64,
+        /// `before` or `after`.
+        side: &'static str,
+        /// The guard pattern byte.
+        expected: u8,
+        /// What was found there.
+        found: u8,
+    },
     /// NVRTC rejected a kernel; the options and the full compiler log are kept.
     #[error("NVRTC failed to compile {kernel} with options {options:?}:\n{log}")]
     Compile {

@@ -3,7 +3,7 @@
 //! a route: preprocess -> main -> (atomic, relay: dQ convert | two_kernel: dQ GEMM)
 //! [-> dBias convert].
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice};
 use rime_analyzer::sm120::{backward_workspace, WorkspaceNeeds};
 use rime_analyzer::{KernelConfig, KernelRole, RegionKind, Route, WorkspaceLayout};
 use rime_graph::SdpaShape;
@@ -16,55 +16,56 @@ use super::params::{AttnParams, ConvertParams, TensorRef};
 use super::problem::{AttnProblem, Strides};
 use super::table::envelope;
 
-/// Device buffers of a forward run (io tensors as 16-bit words, Stats as f32).
+/// Device buffers of a forward run (io tensors as 16-bit words, Stats as f32). Views, so that a
+/// tensor may sit inside a larger allocation (the guard zones of `rime selftest --guards`).
 #[derive(Debug)]
 pub struct ForwardBuffers<'a> {
     /// Q.
-    pub q: &'a CudaSlice<u16>,
+    pub q: CudaView<'a, u16>,
     /// K.
-    pub k: &'a CudaSlice<u16>,
+    pub k: CudaView<'a, u16>,
     /// V.
-    pub v: &'a CudaSlice<u16>,
+    pub v: CudaView<'a, u16>,
     /// Bias, when the problem has one.
-    pub bias: Option<&'a CudaSlice<u16>>,
+    pub bias: Option<CudaView<'a, u16>>,
     /// Sequence lengths (Q, KV) of the padding mask, when the problem has one.
-    pub seq_lens: Option<(&'a CudaSlice<i32>, &'a CudaSlice<i32>)>,
+    pub seq_lens: Option<(CudaView<'a, i32>, CudaView<'a, i32>)>,
     /// O (written).
-    pub o: &'a mut CudaSlice<u16>,
+    pub o: CudaViewMut<'a, u16>,
     /// Stats (written).
-    pub stats: &'a mut CudaSlice<f32>,
+    pub stats: CudaViewMut<'a, f32>,
 }
 
 /// Device buffers of a backward run.
 #[derive(Debug)]
 pub struct BackwardBuffers<'a> {
     /// Q.
-    pub q: &'a CudaSlice<u16>,
+    pub q: CudaView<'a, u16>,
     /// K.
-    pub k: &'a CudaSlice<u16>,
+    pub k: CudaView<'a, u16>,
     /// V.
-    pub v: &'a CudaSlice<u16>,
+    pub v: CudaView<'a, u16>,
     /// O from the forward.
-    pub o: &'a CudaSlice<u16>,
+    pub o: CudaView<'a, u16>,
     /// dO.
-    pub d_o: &'a CudaSlice<u16>,
+    pub d_o: CudaView<'a, u16>,
     /// Stats from the forward.
-    pub stats: &'a CudaSlice<f32>,
+    pub stats: CudaView<'a, f32>,
     /// Bias, when the problem has one.
-    pub bias: Option<&'a CudaSlice<u16>>,
+    pub bias: Option<CudaView<'a, u16>>,
     /// Sequence lengths (Q, KV) of the padding mask, when the problem has one.
-    pub seq_lens: Option<(&'a CudaSlice<i32>, &'a CudaSlice<i32>)>,
+    pub seq_lens: Option<(CudaView<'a, i32>, CudaView<'a, i32>)>,
     /// dQ (written).
-    pub dq: &'a mut CudaSlice<u16>,
+    pub dq: CudaViewMut<'a, u16>,
     /// dK (written).
-    pub dk: &'a mut CudaSlice<u16>,
+    pub dk: CudaViewMut<'a, u16>,
     /// dV (written).
-    pub dv: &'a mut CudaSlice<u16>,
+    pub dv: CudaViewMut<'a, u16>,
     /// dBias (written), when requested.
-    pub dbias: Option<&'a mut CudaSlice<u16>>,
+    pub dbias: Option<CudaViewMut<'a, u16>>,
     /// Workspace of at least [`Sm120Plan::workspace_bytes`] bytes (scratch: the kernels write
     /// it through its device address, so a shared reference suffices).
-    pub workspace: &'a CudaSlice<u8>,
+    pub workspace: CudaView<'a, u8>,
 }
 
 /// A checked problem bound to its kernel configurations and route.
@@ -276,7 +277,7 @@ impl Sm120Plan {
     /// The padding mask's sequence-length tensors, checked against the problem.
     fn seq_refs(
         &self,
-        lens: Option<(&CudaSlice<i32>, &CudaSlice<i32>)>,
+        lens: Option<&(CudaView<'_, i32>, CudaView<'_, i32>)>,
         st: &cudarc::driver::CudaStream,
     ) -> Result<(TensorRef, TensorRef), CudaError> {
         let p = &self.problem;
@@ -309,13 +310,20 @@ impl Sm120Plan {
             dev.stream(),
         );
         let mut params = self.base_params();
-        params.q = tref(bufs.q, "Q", l.q, d.q, st)?;
-        params.k = tref(bufs.k, "K", l.k, d.k, st)?;
-        params.v = tref(bufs.v, "V", l.v, d.v, st)?;
-        params.bias = bias_ref(bufs.bias, self.bias_strides(l.bias), l.bias, d.bias, st)?;
-        (params.seq_q, params.seq_kv) = self.seq_refs(bufs.seq_lens, st)?;
-        params.o = tref_mut(bufs.o, "O", l.o, d.o, st)?;
-        params.stats = tref_mut(bufs.stats, "Stats", l.stats, d.stats, st)?;
+        params.q = tref(&bufs.q, "Q", l.q, d.q, st)?;
+        params.k = tref(&bufs.k, "K", l.k, d.k, st)?;
+        params.v = tref(&bufs.v, "V", l.v, d.v, st)?;
+        params.bias = bias_ref(
+            bufs.bias.as_ref(),
+            self.bias_strides(l.bias),
+            l.bias,
+            d.bias,
+            st,
+        )?;
+        (params.seq_q, params.seq_kv) = self.seq_refs(bufs.seq_lens.as_ref(), st)?;
+        let (mut o, mut stats) = (bufs.o, bufs.stats);
+        params.o = tref_mut(&mut o, "O", l.o, d.o, st)?;
+        params.stats = tref_mut(&mut stats, "Stats", l.stats, d.stats, st)?;
         let build = KernelBuild::forward(self.forward, p.io, p.bias.is_some(), p.alibi);
         let f = dev.function(&build)?;
         let grid = (
@@ -348,26 +356,33 @@ impl Sm120Plan {
             });
         }
         let mut params = self.base_params();
-        params.q = tref(bufs.q, "Q", l.q, d.q, st)?;
-        params.k = tref(bufs.k, "K", l.k, d.k, st)?;
-        params.v = tref(bufs.v, "V", l.v, d.v, st)?;
-        params.o = tref(bufs.o, "O", l.o, d.o, st)?;
-        params.d_o = tref(bufs.d_o, "dO", l.d_o, d.o, st)?;
-        params.stats = tref(bufs.stats, "Stats", l.stats, d.stats, st)?;
-        params.bias = bias_ref(bufs.bias, self.bias_strides(l.bias), l.bias, d.bias, st)?;
-        (params.seq_q, params.seq_kv) = self.seq_refs(bufs.seq_lens, st)?;
-        params.dq = tref_mut(bufs.dq, "dQ", l.dq, d.q, st)?;
-        params.dk = tref_mut(bufs.dk, "dK", l.dk, d.k, st)?;
-        params.dv = tref_mut(bufs.dv, "dV", l.dv, d.v, st)?;
+        params.q = tref(&bufs.q, "Q", l.q, d.q, st)?;
+        params.k = tref(&bufs.k, "K", l.k, d.k, st)?;
+        params.v = tref(&bufs.v, "V", l.v, d.v, st)?;
+        params.o = tref(&bufs.o, "O", l.o, d.o, st)?;
+        params.d_o = tref(&bufs.d_o, "dO", l.d_o, d.o, st)?;
+        params.stats = tref(&bufs.stats, "Stats", l.stats, d.stats, st)?;
+        params.bias = bias_ref(
+            bufs.bias.as_ref(),
+            self.bias_strides(l.bias),
+            l.bias,
+            d.bias,
+            st,
+        )?;
+        (params.seq_q, params.seq_kv) = self.seq_refs(bufs.seq_lens.as_ref(), st)?;
+        let (mut dq, mut dk, mut dv) = (bufs.dq, bufs.dk, bufs.dv);
+        params.dq = tref_mut(&mut dq, "dQ", l.dq, d.q, st)?;
+        params.dk = tref_mut(&mut dk, "dK", l.dk, d.k, st)?;
+        params.dv = tref_mut(&mut dv, "dV", l.dv, d.v, st)?;
         if p.dbias {
-            let (Some(buf), Some(dims)) = (bufs.dbias, d.bias) else {
+            let (Some(mut buf), Some(dims)) = (bufs.dbias, d.bias) else {
                 return Err(CudaError::BufferSize {
                     name: "dBias",
                     needed: 1,
                     actual: 0,
                 });
             };
-            params.dbias = tref_mut(buf, "dBias", l.dbias, dims, st)?;
+            params.dbias = tref_mut(&mut buf, "dBias", l.dbias, dims, st)?;
         }
         let ws_base = {
             let (ptr, _guard) = bufs.workspace.device_ptr(st);
@@ -458,7 +473,7 @@ struct Dims {
 }
 
 fn check<T>(
-    buf: &CudaSlice<T>,
+    buf: &impl DeviceSlice<T>,
     name: &'static str,
     s: Strides,
     dims: [usize; 4],
@@ -475,7 +490,7 @@ fn check<T>(
 }
 
 fn tref<T>(
-    buf: &CudaSlice<T>,
+    buf: &impl DevicePtr<T>,
     name: &'static str,
     s: Strides,
     dims: [usize; 4],
@@ -492,7 +507,7 @@ fn tref<T>(
 }
 
 fn tref_mut<T>(
-    buf: &mut CudaSlice<T>,
+    buf: &mut impl DevicePtrMut<T>,
     name: &'static str,
     s: Strides,
     dims: [usize; 4],
@@ -509,7 +524,7 @@ fn tref_mut<T>(
 }
 
 fn bias_ref(
-    buf: Option<&CudaSlice<u16>>,
+    buf: Option<&CudaView<'_, u16>>,
     kernel_strides: Strides,
     real: Strides,
     dims: Option<[usize; 4]>,

@@ -2,9 +2,12 @@
 //!
 //! cudarc loads the driver and NVRTC libraries lazily and panics when a symbol is missing, so
 //! every check first asks whether the library can be opened at all, and the whole probe runs
-//! under `catch_unwind` as a last guard: a machine without CUDA gets a reason, never a crash.
+//! under `catch_unwind` as a last guard. NVRTC must be CUDA 13's, not merely present
+//! ([`super::nvrtc_probe`]): a machine without CUDA gets a reason, never a crash.
 
 use std::fmt;
+
+use super::nvrtc_probe::{nvrtc_status, NVRTC_MAJOR_NEEDED as NEEDED};
 
 /// Why CUDA cannot be used on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +20,15 @@ pub enum Unavailable {
     NoDevice,
     /// libnvrtc could not be opened (needed to compile the kernels at plan build).
     NoNvrtcLibrary,
+    /// An NVRTC opened, but not CUDA 13's (the one cudarc would load is named).
+    WrongNvrtcVersion {
+        /// The library cudarc would load, e.g. `libnvrtc.so.12`.
+        library: String,
+        /// What its `nvrtcVersion` reports (`None`: it could not say).
+        version: Option<(i32, i32)>,
+        /// The other NVRTC libraries that opened, with their versions.
+        also_found: Vec<String>,
+    },
     /// A CUDA library panicked while being probed (for example a missing symbol).
     ProbePanicked(String),
 }
@@ -32,10 +44,30 @@ impl fmt::Display for Unavailable {
             Self::NoDevice => write!(f, "the CUDA driver reports no device"),
             Self::NoNvrtcLibrary => write!(
                 f,
-                "NVRTC (libnvrtc.so.13) was not found; install the CUDA 13 toolkit or \
+                "NVRTC (libnvrtc.so.13, or any other version) was not found; install the CUDA 13 toolkit or \
                  `pip install nvidia-cuda-nvrtc==13.0.88` and add its lib directory to \
                  LD_LIBRARY_PATH"
             ),
+            Self::WrongNvrtcVersion {
+                library,
+                version,
+                also_found,
+            } => {
+                match version {
+                    Some((major, minor)) => write!(f, "NVRTC {major}.{minor} ({library})")?,
+                    None => write!(f, "an NVRTC of unknown version ({library})")?,
+                }
+                write!(
+                    f,
+                    " was found, but rime needs the CUDA {NEEDED} NVRTC (libnvrtc.so.{NEEDED}); \
+                     install the CUDA {NEEDED} toolkit or `pip install nvidia-cuda-nvrtc==13.0.88` \
+                     and put its lib directory first on LD_LIBRARY_PATH"
+                )?;
+                if !also_found.is_empty() {
+                    write!(f, " (also found: {})", also_found.join(", "))?;
+                }
+                Ok(())
+            }
             Self::ProbePanicked(e) => write!(f, "a CUDA library failed while probing: {e}"),
         }
     }
@@ -55,13 +87,10 @@ pub enum CudaStatus {
     Unavailable(Unavailable),
 }
 
-/// True when NVRTC can be opened (compiling needs no GPU).
+/// True when the CUDA 13 NVRTC is the one cudarc loads (compiling needs no GPU); see
+/// [`super::nvrtc_probe`] for why it is not enough that some NVRTC opens.
 pub fn nvrtc_present() -> bool {
-    std::panic::catch_unwind(|| {
-        // SAFETY: only tries to dlopen the library by its candidate names.
-        unsafe { cudarc::nvrtc::sys::is_culib_present() }
-    })
-    .unwrap_or(false)
+    nvrtc_status().is_ok()
 }
 
 /// Probes the driver, the devices and NVRTC. Never panics.
@@ -92,8 +121,8 @@ fn probe_inner() -> CudaStatus {
         Ok(_) => return CudaStatus::Unavailable(Unavailable::NoDevice),
         Err(e) => return CudaStatus::Unavailable(Unavailable::DriverInit(e.to_string())),
     };
-    if !nvrtc_present() {
-        return CudaStatus::Unavailable(Unavailable::NoNvrtcLibrary);
+    if let Err(why) = nvrtc_status() {
+        return CudaStatus::Unavailable(why);
     }
     CudaStatus::Available { devices }
 }

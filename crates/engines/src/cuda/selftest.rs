@@ -10,10 +10,12 @@ use half::{bf16, f16};
 
 use rime_analyzer::Route;
 
+use super::alloc;
 use super::compile::{IoType, PtxCache};
 use super::context::CudaDevice;
 use super::cpu_reference::{self, DenseInputs};
 use super::error::CudaError;
+use super::guard::Guarded;
 use super::plan::{BackwardBuffers, ForwardBuffers, Sm120Plan};
 use super::problem::{AttnProblem, Band, BiasShape, Layouts, Strides};
 use crate::EngineError;
@@ -490,13 +492,20 @@ fn compare(name: &'static str, out: &[f32], reference: &[f64]) -> OutputCheck {
     OutputCheck { name, rel_err, bad }
 }
 
-/// Runs every case on `dev`, calling `each` with each report as it completes.
-pub fn run(dev: &CudaDevice, cases: &[Case], mut each: impl FnMut(&CaseReport)) -> Vec<CaseReport> {
+/// Runs every case on `dev`, calling `each` with each report as it completes. With `guards`,
+/// every output and the workspace sit between guard zones that must come back unchanged
+/// ([`super::guard`]).
+pub fn run(
+    dev: &CudaDevice,
+    cases: &[Case],
+    guards: bool,
+    mut each: impl FnMut(&CaseReport),
+) -> Vec<CaseReport> {
     cases
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let report = match run_case(dev, c, 0x5eed + i as u64) {
+            let report = match run_case(dev, c, 0x5eed + i as u64, guards) {
                 Ok(outputs) => CaseReport {
                     name: c.name.clone(),
                     tolerance: tolerance(c),
@@ -523,7 +532,8 @@ fn tolerance(c: &Case) -> f64 {
     }
 }
 
-const POISON: u16 = 0xffff; // NaN in both bf16 and f16
+/// Every byte of an unwritten output: 0xffff is NaN in both bf16 and f16, as 0xffffffff in f32.
+const POISON_BYTE: u8 = 0xff;
 
 /// Inputs of one case rounded to the io dtype (bits for the device, values for the reference)
 /// and the padding lengths.
@@ -583,13 +593,16 @@ impl HostInputs {
     }
 }
 
-fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>, EngineError> {
+fn run_case(
+    dev: &CudaDevice,
+    case: &Case,
+    seed: u64,
+    guards: bool,
+) -> Result<Vec<OutputCheck>, EngineError> {
     let p = &case.problem;
     let l = &p.layouts;
     let io = p.io;
     let plan = Sm120Plan::new(p.clone(), case.route)?;
-    let st = dev.stream();
-    let drv = CudaError::driver;
     let dq_dims = [p.batch, p.hq, p.sq, p.dqk];
     let dk_dims = [p.batch, p.hk, p.skv, p.dqk];
     let dv_dims = [p.batch, p.hv, p.skv, p.dv];
@@ -599,57 +612,48 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
     let host = HostInputs::random(p, seed);
     let d_lens = match &host.lens {
         Some((q, kv)) => Some((
-            st.clone_htod(q).map_err(drv("upload"))?,
-            st.clone_htod(kv).map_err(drv("upload"))?,
+            alloc::upload(dev, "SEQ_LEN_Q", q)?,
+            alloc::upload(dev, "SEQ_LEN_KV", kv)?,
         )),
         None => None,
     };
-    let seq_lens = d_lens.as_ref().map(|(q, kv)| (q, kv));
+    let seq_lens = || d_lens.as_ref().map(|(q, kv)| (q.as_view(), kv.as_view()));
 
-    let up = |bits: &[u16], dims, s| {
-        st.clone_htod(&scatter(bits, dims, s, 0u16))
-            .map_err(drv("upload"))
+    let up =
+        |name: &str, bits: &[u16], dims, s| alloc::upload(dev, name, &scatter(bits, dims, s, 0u16));
+    // Outputs and the workspace: poisoned, inside guard zones when `guards`.
+    let out = |name: &str, dims, s: Strides| {
+        Guarded::<u16>::new(dev, name, s.extent(dims), POISON_BYTE, guards)
     };
-    let poisoned = |dims, s: Strides| {
-        st.clone_htod(&vec![POISON; s.extent(dims)])
-            .map_err(drv("poison"))
-    };
-    let d_q = up(&host.q.0, dq_dims, l.q)?;
-    let d_k = up(&host.k.0, dk_dims, l.k)?;
-    let d_v = up(&host.v.0, dv_dims, l.v)?;
-    let d_do = up(&host.d_o.0, o_dims, l.d_o)?;
+    let d_q = up("Q", &host.q.0, dq_dims, l.q)?;
+    let d_k = up("K", &host.k.0, dk_dims, l.k)?;
+    let d_v = up("V", &host.v.0, dv_dims, l.v)?;
+    let d_do = up("dO", &host.d_o.0, o_dims, l.d_o)?;
     let d_bias: Option<CudaSlice<u16>> = match (&host.bias, bias_dims) {
-        (Some((bits, _)), Some(dims)) => Some(up(bits, dims, l.bias)?),
+        (Some((bits, _)), Some(dims)) => Some(up("Bias", bits, dims, l.bias)?),
         _ => None,
     };
-    let mut d_o_buf = poisoned(o_dims, l.o)?;
-    let mut d_stats: CudaSlice<f32> = st
-        .clone_htod(&vec![f32::NAN; l.stats.extent(st_dims)])
-        .map_err(drv("poison"))?;
+    let mut d_o_buf = out("O", o_dims, l.o)?;
+    let mut d_stats =
+        Guarded::<f32>::new(dev, "Stats", l.stats.extent(st_dims), POISON_BYTE, guards)?;
 
     plan.forward(
         dev,
         ForwardBuffers {
-            q: &d_q,
-            k: &d_k,
-            v: &d_v,
-            bias: d_bias.as_ref(),
-            seq_lens,
-            o: &mut d_o_buf,
-            stats: &mut d_stats,
+            q: d_q.as_view(),
+            k: d_k.as_view(),
+            v: d_v.as_view(),
+            bias: d_bias.as_ref().map(CudaSlice::as_view),
+            seq_lens: seq_lens(),
+            o: d_o_buf.view_mut(),
+            stats: d_stats.view_mut(),
         },
     )?;
     dev.synchronize()?;
-    let o_gpu_bits = gather(
-        &st.clone_dtoh(&d_o_buf).map_err(drv("download"))?,
-        o_dims,
-        l.o,
-    );
-    let stats_gpu = gather(
-        &st.clone_dtoh(&d_stats).map_err(drv("download"))?,
-        st_dims,
-        l.stats,
-    );
+    d_o_buf.check(dev)?;
+    d_stats.check(dev)?;
+    let o_gpu_bits = gather(&d_o_buf.download(dev)?, o_dims, l.o);
+    let stats_gpu = gather(&d_stats.download(dev)?, st_dims, l.stats);
     let o_gpu: Vec<f32> = o_gpu_bits.iter().map(|&b| from_bits(io, b)).collect();
 
     let inputs = host.dense();
@@ -659,46 +663,53 @@ fn run_case(dev: &CudaDevice, case: &Case, seed: u64) -> Result<Vec<OutputCheck>
         compare("Stats", &stats_gpu, &stats_ref),
     ];
 
-    let mut d_dq = poisoned(dq_dims, l.dq)?;
-    let mut d_dk = poisoned(dk_dims, l.dk)?;
-    let mut d_dv = poisoned(dv_dims, l.dv)?;
+    let mut d_dk = out("dK", dk_dims, l.dk)?;
+    let mut d_dv = out("dV", dv_dims, l.dv)?;
     let mut d_dbias = match bias_dims {
-        Some(dims) if p.dbias => Some(poisoned(dims, l.dbias)?),
+        Some(dims) if p.dbias => Some(out("dBias", dims, l.dbias)?),
         _ => None,
     };
-    // Deterministic routes run twice (outputs and workspace poisoned again) and must agree
-    // bit for bit.
+    // Deterministic routes run twice (dQ and workspace poisoned again) and must agree bit for
+    // bit.
     let passes = if case.route == Route::Atomic { 1 } else { 2 };
     let mut dq_bits = Vec::new();
+    let mut d_dq = out("dQ", dq_dims, l.dq)?;
     for _ in 0..passes {
-        let ws: CudaSlice<u8> = st
-            .clone_htod(&vec![0xffu8; plan.workspace_bytes().max(1)])
-            .map_err(drv("poison"))?;
-        d_dq = poisoned(dq_dims, l.dq)?;
+        let ws = Guarded::<u8>::new(
+            dev,
+            "workspace",
+            plan.workspace_bytes(),
+            POISON_BYTE,
+            guards,
+        )?;
+        d_dq.refill(dev, POISON_BYTE)?;
         plan.backward(
             dev,
             BackwardBuffers {
-                q: &d_q,
-                k: &d_k,
-                v: &d_v,
-                o: &d_o_buf,
-                d_o: &d_do,
-                stats: &d_stats,
-                bias: d_bias.as_ref(),
-                seq_lens,
-                dq: &mut d_dq,
-                dk: &mut d_dk,
-                dv: &mut d_dv,
-                dbias: d_dbias.as_mut(),
-                workspace: &ws,
+                q: d_q.as_view(),
+                k: d_k.as_view(),
+                v: d_v.as_view(),
+                o: d_o_buf.view(),
+                d_o: d_do.as_view(),
+                stats: d_stats.view(),
+                bias: d_bias.as_ref().map(CudaSlice::as_view),
+                seq_lens: seq_lens(),
+                dq: d_dq.view_mut(),
+                dk: d_dk.view_mut(),
+                dv: d_dv.view_mut(),
+                dbias: d_dbias.as_mut().map(Guarded::view_mut),
+                workspace: ws.view(),
             },
         )?;
         dev.synchronize()?;
-        dq_bits.push(st.clone_dtoh(&d_dq).map_err(drv("download"))?);
+        for g in [&d_dq, &d_dk, &d_dv].into_iter().chain(d_dbias.as_ref()) {
+            g.check(dev)?;
+        }
+        ws.check(dev)?;
+        dq_bits.push(d_dq.download(dev)?);
     }
-    let fetch = |buf: &CudaSlice<u16>, dims, s| -> Result<Vec<f32>, CudaError> {
-        let host = st.clone_dtoh(buf).map_err(drv("download"))?;
-        Ok(gather(&host, dims, s)
+    let fetch = |buf: &Guarded<u16>, dims, s| -> Result<Vec<f32>, CudaError> {
+        Ok(gather(&buf.download(dev)?, dims, s)
             .iter()
             .map(|&b| from_bits(io, b))
             .collect())

@@ -1,0 +1,96 @@
+//! `rime selftest --edge` and `--resources`: the edge-numerics table on the sm120 engine, and
+//! the out-of-memory checks, printed one line per case.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use rime_engines::cuda::edge_check::{self, EdgeOutcome, EdgeReport};
+use rime_engines::cuda::{resource_check, CudaDevice};
+
+use super::selftest::SelftestArgs;
+
+/// One markdown row per approved route (or one for a rejected case): case, what, route, finite,
+/// max relative error per output.
+fn rows(r: &EdgeReport) -> Vec<String> {
+    let c = &r.case;
+    match &r.outcome {
+        EdgeOutcome::Rejected(codes) => vec![format!(
+            "| {} | {} | rejected by sm120: {} | - | - |",
+            c.name,
+            c.note,
+            codes.join(", ")
+        )],
+        EdgeOutcome::Ran(reports) => reports
+            .iter()
+            .map(|rep| {
+                let route = rep.name.rsplit('/').next().unwrap_or("?");
+                let finite = rep.outputs.iter().all(|o| o.bad == 0) && rep.error.is_none();
+                let errs: Vec<String> = rep
+                    .outputs
+                    .iter()
+                    .map(|o| format!("{}={:.2e}", o.name, o.rel_err))
+                    .chain(rep.error.iter().map(|e| format!("error: {e}")))
+                    .collect();
+                format!(
+                    "| {} | {} | {} | {} | {} | {}",
+                    c.name,
+                    c.note,
+                    route,
+                    if finite { "yes" } else { "NO" },
+                    errs.join(" "),
+                    if rep.passed() { "PASS |" } else { "FAIL |" }
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Runs the edge table and / or the resource checks: exit 0 when all passed, 1 otherwise.
+///
+/// # Errors
+/// When the live target cannot be read or the report file cannot be written.
+pub fn run(
+    dev: &Arc<CudaDevice>,
+    args: &SelftestArgs,
+    mut file: Option<&mut std::fs::File>,
+) -> anyhow::Result<ExitCode> {
+    let target = rime_engines::cuda::auto_target(0)?;
+    let mut failed = 0;
+    let emit = |l: String, file: &mut Option<&mut std::fs::File>| -> anyhow::Result<()> {
+        println!("{l}");
+        if let Some(f) = file.as_mut() {
+            writeln!(f, "{l}")?;
+        }
+        Ok(())
+    };
+    if args.edge {
+        emit(
+            "| case | what | route | finite | max rel err (tol 1e-2) | verdict |".into(),
+            &mut file,
+        )?;
+        emit("|---|---|---|---|---|---|".into(), &mut file)?;
+        let mut rendered = Vec::new();
+        let reports = edge_check::run(dev, &target, |r| rendered.extend(rows(r)));
+        for l in rendered {
+            emit(l, &mut file)?;
+        }
+        failed += reports.iter().filter(|r| !r.passed()).count();
+    }
+    if args.resources {
+        for r in resource_check::run(dev, &target) {
+            let status = if r.passed { "PASS" } else { "FAIL" };
+            emit(
+                format!("{status} resources/{}: {}", r.name, r.detail),
+                &mut file,
+            )?;
+            failed += usize::from(!r.passed);
+        }
+    }
+    emit(format!("{failed} failed"), &mut file)?;
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
