@@ -15,7 +15,7 @@ pub fn allocation_error(dev: &CudaDevice, what: &str, bytes: u64, e: DriverError
     if e.0 != CUresult::CUDA_ERROR_OUT_OF_MEMORY {
         return CudaError::Driver {
             during: "allocation",
-            source: e,
+            error: e,
         };
     }
     let p = dev.properties();

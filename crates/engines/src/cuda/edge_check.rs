@@ -12,8 +12,8 @@ use rime_graph::{DataType, TensorId};
 
 use super::context::CudaDevice;
 use super::engine_check::{against_cpu, relative_floored, run_cpu, values, Built};
-use super::selftest::OutputCheck;
 use super::selftest::CaseReport;
+use super::selftest::OutputCheck;
 use crate::edge_cases::{edge_cases, EdgeCase, EdgeGraph};
 use crate::{EngineError, HostBuffer};
 

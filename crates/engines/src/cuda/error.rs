@@ -5,17 +5,18 @@ use cudarc::driver::DriverError;
 /// Why the CUDA engine could not do what was asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CudaError {
+    // The message of each variant carries its cause, so no variant exposes it again as
+    // `source()`: anyhow's `{:#}` would print it twice.
     /// CUDA cannot be used on this machine (no driver library, no device, no NVRTC).
     #[error("CUDA unavailable: {0}")]
-    Unavailable(#[from] crate::cuda::probe::Unavailable),
+    Unavailable(crate::cuda::probe::Unavailable),
     /// A CUDA driver call failed.
-    #[error("CUDA driver call failed during {during}: {source}")]
+    #[error("CUDA driver call failed during {during}: {error}")]
     Driver {
         /// What the engine was doing.
         during: &'static str,
         /// The driver's error.
-        #[source]
-        source: DriverError,
+        error: DriverError,
     },
     /// A device allocation failed for lack of memory.
     #[error(
@@ -107,6 +108,12 @@ pub enum CudaError {
 impl CudaError {
     /// Wraps a driver error with what the engine was doing.
     pub(crate) fn driver(during: &'static str) -> impl FnOnce(DriverError) -> Self {
-        move |source| Self::Driver { during, source }
+        move |error| Self::Driver { during, error }
+    }
+}
+
+impl From<crate::cuda::probe::Unavailable> for CudaError {
+    fn from(u: crate::cuda::probe::Unavailable) -> Self {
+        Self::Unavailable(u)
     }
 }
