@@ -35,6 +35,10 @@ pub struct BenchArgs {
     /// Run only cases whose name contains this text.
     #[arg(long)]
     pub filter: Option<String>,
+    /// Time this dQ route (atomic, relay, two_kernel) instead of the analyzer's first choice;
+    /// a case where the analyzer does not approve it is reported as rejected.
+    #[arg(long, value_parser = ["atomic", "relay", "two_kernel"])]
+    pub route: Option<String>,
 }
 
 fn int(v: &Value, key: &str) -> anyhow::Result<i64> {
@@ -125,7 +129,8 @@ fn peer_case(c: &BackwardCase) -> Value {
     })
 }
 
-/// Times one case with the analyzer's first sm120 choice for the live device.
+/// Times one case with the analyzer's first sm120 choice for the live device (or its first
+/// configuration of `--route`).
 fn bench_case(
     dev: &Arc<CudaDevice>,
     target: &rime_analyzer::Target,
@@ -141,12 +146,19 @@ fn bench_case(
         }
     };
     let (report, ranked) = sm120_candidates(&graph, target);
-    let Some(cand) = ranked.first() else {
+    let wanted = |r: Option<rime_analyzer::Route>| match &args.route {
+        None => true,
+        Some(name) => r.is_some_and(|r| r.to_string() == *name),
+    };
+    let Some(cand) = ranked.iter().find(|c| wanted(c.config.route)) else {
         let mut codes: Vec<String> = report
             .all_rejections()
             .map(|r| r.code.to_string())
             .collect();
         codes.dedup();
+        if let Some(route) = &args.route {
+            codes.insert(0, format!("route {route} not approved"));
+        }
         v["rejected"] = json!(codes);
         return v;
     };
