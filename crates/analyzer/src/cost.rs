@@ -1,7 +1,7 @@
 //! The cost model behind the heuristics: a rough, documented time estimate per configuration.
 //!
 //! time = max(FLOPs / (mma rate x efficiency), bytes / bandwidth) x (1 + relay penalty)
-//!        + kernel launches x launch overhead,
+//!        + two_kernel's dQ pass + kernel launches x launch overhead,
 //! then x (1 + workspace / free memory) so that memory-hungry routes lose ties.
 //!
 //! - FLOPs: forward 2·B·Hq·Sq·Skv·(Dqk + Dv), backward 2.5x that (sdpa-backward.md section 2),
@@ -9,7 +9,11 @@
 //!   head dims do full-width math).
 //! - Bytes: every bound tensor once, plus route traffic: the f32 dQ accumulator is zeroed,
 //!   written back once (the reductions themselves land in L2) and read by the convert kernel
-//!   (atomic, relay); dS is written and read back (two_kernel).
+//!   (atomic, relay).
+//! - two_kernel adds its dQ pass to the main kernel's time rather than overlapping it: the dS
+//!   round trip (written by the main kernel, read back) at the bandwidth, plus the dQ GEMM's
+//!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate, never halved for a causal mask (the
+//!   GEMM runs over the whole zero-filled dS).
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
 //!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
 //!   memory and threads per SM: a 99 KB block runs once per SM on SM120, twice on an H200;
@@ -19,7 +23,15 @@
 //! - On a GPU target the CPU reference ranks after every GPU configuration (see
 //!   [`mod@crate::heuristics`]): it is a reference, and its data would cross PCIe.
 //! - Determinism: relay serialises the KV-tile blocks of one Q tile: [`RELAY_PENALTY`] of the
-//!   kernel time (FA3's deterministic mode costs ~12-20%).
+//!   kernel time for a 128-row KV tile, scaled by 128 / KV tile (the turns per Q tile).
+//!
+//! Calibration (H200, 2026-11-29 23:18 UTC, `rime bench --filter " det " --route R` on the
+//! standard suite's deterministic rows, docs/performance.md): relay / atomic time measured
+//! 1.18-1.51 with the 128-row kernels and 1.56-1.59 with the 64-row 192/128 kernel;
+//! two_kernel / atomic 1.07-1.51 without a causal mask and 1.23-1.99 with one. With these terms
+//! the model picks the faster of relay and two_kernel on 24 of those 26 rows for the h200
+//! target (the two others, per-batch bias d64 without a mask, lose 5-6%); the previous
+//! constants (relay +15%, dS traffic hidden under the compute bound) picked it on 15.
 
 use rime_graph::{Graph, Node, Port, SdpaShape};
 
@@ -32,8 +44,9 @@ pub const SM120_EFFICIENCY: f64 = 0.5;
 pub const HOST_TFLOPS: f64 = 0.05;
 /// Host memory bandwidth seen by the CPU reference engine, GB/s.
 pub const HOST_GBS: f64 = 20.0;
-/// Extra time of the relay route's ordered dQ accumulation, as a fraction.
-pub const RELAY_PENALTY: f64 = 0.15;
+/// Extra time of the relay route's ordered dQ accumulation with 128-row KV tiles, as a fraction
+/// (scaled by 128 / the kernel's KV tile).
+pub const RELAY_PENALTY: f64 = 0.45;
 /// Fixed cost of one kernel launch, seconds.
 pub const LAUNCH_SECONDS: f64 = 5e-6;
 /// Shared memory the driver reserves per block on sm_80 and newer, bytes.
@@ -149,8 +162,15 @@ pub fn estimate(
         Bound::Memory
     };
     let mut seconds = compute.max(memory);
-    if config.route == Some(Route::Relay) {
-        seconds *= 1.0 + RELAY_PENALTY;
+    match (config.route, config.kernel) {
+        (Some(Route::Relay), Some(k)) => seconds *= 1.0 + relay_penalty(k),
+        (Some(Route::TwoKernel), _) => {
+            let pitch = (s.skv as f64 / 128.0).ceil() * 128.0;
+            let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk;
+            seconds += 2.0 * region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0)
+                + gemm / rate.max(1.0);
+        }
+        _ => {}
     }
     seconds += f64::from(launches) * LAUNCH_SECONDS;
     let free = target.free_memory_bytes.max(1) as f64;
@@ -181,16 +201,23 @@ fn tensor_bytes(graph: &Graph, node: &Node) -> f64 {
         .sum()
 }
 
-/// Traffic of the route's workspace beyond writing it once.
+/// Bytes of one workspace region of `config` (0 when it has none).
+fn region_bytes(config: &EngineConfig, kind: RegionKind) -> f64 {
+    config.workspace.region(kind).map_or(0.0, |r| r.bytes as f64)
+}
+
+/// Extra fraction of the relay route: [`RELAY_PENALTY`] per 128-row KV tile's worth of turns.
+pub fn relay_penalty(kernel: &KernelConfig) -> f64 {
+    RELAY_PENALTY * 128.0 / f64::from(kernel.block_kv.max(1))
+}
+
+/// Traffic of the route's workspace beyond writing it once, overlapped with the main kernel
+/// (two_kernel's dS round trip is a separate pass: see [`estimate`]).
 fn route_bytes(config: &EngineConfig) -> f64 {
-    let w = &config.workspace;
-    let region = |k: RegionKind| w.region(k).map_or(0.0, |r| r.bytes as f64);
     match config.route {
         // Zeroed, written back once from L2 after the reductions, read by the convert kernel.
-        Some(Route::Atomic | Route::Relay) => 3.0 * region(RegionKind::DqAccum),
-        // Written by the main kernel, read by the dQ GEMM.
-        Some(Route::TwoKernel) => 2.0 * region(RegionKind::DScores),
-        None => 0.0,
+        Some(Route::Atomic | Route::Relay) => 3.0 * region_bytes(config, RegionKind::DqAccum),
+        Some(Route::TwoKernel) | None => 0.0,
     }
 }
 

@@ -196,7 +196,7 @@ fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, de
         Some(Route::Atomic) => parts.push("fp32 atomics, not deterministic".into()),
         Some(Route::Relay) => parts.push(format!(
             "ordered dQ relay (+{:.0}%){}",
-            crate::cost::RELAY_PENALTY * 100.0,
+            c.kernel.map_or(0.0, crate::cost::relay_penalty) * 100.0,
             if det { ", deterministic" } else { "" }
         )),
         Some(Route::TwoKernel) => parts.push("dS round trip + dQ GEMM, deterministic".into()),
