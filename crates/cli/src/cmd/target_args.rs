@@ -57,8 +57,8 @@ impl AnalysisArgs {
     /// Loads the graph and analyses it.
     pub fn report(&self) -> anyhow::Result<SupportReport> {
         let target = self.target()?;
-        let graph = rime_graph::json::load_file(&self.file)
-            .with_context(|| format!("loading {}", self.file.display()))?;
+        // Every load error starts with the file's name already.
+        let graph = rime_graph::json::load_file(&self.file)?;
         Ok(analyze(&graph, &target))
     }
 }

@@ -29,13 +29,14 @@ impl fmt::Display for Location {
 /// reports them.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    /// The file could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
+    /// The file could not be read. (The OS error is part of the message, not a `source()`, so
+    /// that error chains print it once.)
+    #[error("{}: cannot read: {error}", path.display())]
     Io {
         /// The path given.
         path: PathBuf,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The text is not JSON (unbalanced brackets, trailing commas, bad literals, cut short).
     #[error("{file}{at}: JSON syntax error: {message}")]

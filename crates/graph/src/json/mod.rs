@@ -52,9 +52,9 @@ use crate::Graph;
 /// the source name.
 pub fn load_file(path: impl AsRef<Path>) -> Result<Graph, LoadError> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
+    let bytes = std::fs::read(path).map_err(|error| LoadError::Io {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     let file = path.display().to_string();
     match std::str::from_utf8(&bytes) {
