@@ -203,7 +203,10 @@ fn tensor_bytes(graph: &Graph, node: &Node) -> f64 {
 
 /// Bytes of one workspace region of `config` (0 when it has none).
 fn region_bytes(config: &EngineConfig, kind: RegionKind) -> f64 {
-    config.workspace.region(kind).map_or(0.0, |r| r.bytes as f64)
+    config
+        .workspace
+        .region(kind)
+        .map_or(0.0, |r| r.bytes as f64)
 }
 
 /// Extra fraction of the relay route: [`RELAY_PENALTY`] per 128-row KV tile's worth of turns.
