@@ -162,7 +162,7 @@ fn run_one(dev: &Arc<CudaDevice>, target: &Target, built: &Built, io: DataType) 
         &inputs,
         tolerance,
         &format!("/{io}"),
-        relative,
+        0.0,
     );
     if reports.is_empty() {
         reports.push(failed(
@@ -235,7 +235,8 @@ pub(crate) fn failed(name: String, e: String) -> CaseReport {
 
 /// Runs `built` on the CPU engine and on every sm120 candidate `report` approves, all on
 /// `inputs` (outputs poisoned), and compares each candidate's outputs with the CPU's. Empty when
-/// no sm120 configuration is approved. Case names are `{built.name}{tag}/{config label}`.
+/// no sm120 configuration is approved. Case names are `{built.name}{tag}/{config label}`;
+/// errors are [`relative_floored`] with `floor` (0: plain relative error).
 pub(crate) fn against_cpu(
     dev: &Arc<CudaDevice>,
     report: &SupportReport,
@@ -243,7 +244,7 @@ pub(crate) fn against_cpu(
     inputs: &[(TensorId, HostBuffer)],
     tolerance: f64,
     tag: &str,
-    compare: fn(&[f64], &[f64]) -> OutputCheck,
+    floor: f64,
 ) -> Vec<CaseReport> {
     let g = &built.graph;
     let ranked = heuristics(report, &HeuristicsOptions::default());
@@ -308,7 +309,7 @@ pub(crate) fn against_cpu(
                     .zip(names)
                     .map(|((o, r), n)| OutputCheck {
                         name: n,
-                        ..compare(o, r)
+                        ..relative_floored(o, r, floor)
                     })
                     .collect();
                 CaseReport {
