@@ -49,13 +49,10 @@ pub fn filled<T: DeviceRepr + ValidAsZeroBits>(
     fill: u8,
 ) -> Result<CudaSlice<T>, CudaError> {
     let bytes = bytes_of::<T>(what, len)?;
-    let st = dev.stream();
-    let mut slice = st
-        .alloc_zeros::<T>(len)
+    // SAFETY: every byte is set by the memset right below, on the same stream, before any use.
+    let mut slice = unsafe { dev.stream().alloc::<T>(len) }
         .map_err(|e| allocation_error(dev, what, bytes as u64, e))?;
-    if fill != 0 {
-        set_bytes(dev, &mut slice, fill)?;
-    }
+    set_bytes(dev, &mut slice, fill)?;
     Ok(slice)
 }
 
