@@ -1,6 +1,5 @@
 //! `rime selftest --determinism`: prints the determinism table (one row per case and route).
 
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -52,13 +51,7 @@ pub fn run(
     mut file: Option<&mut std::fs::File>,
 ) -> anyhow::Result<ExitCode> {
     let target = rime_engines::cuda::auto_target(0)?;
-    let mut emit = |l: &str| -> std::io::Result<()> {
-        println!("{l}");
-        if let Some(f) = file.as_mut() {
-            writeln!(f, "{l}")?;
-        }
-        Ok(())
-    };
+    let mut emit = |l: &str| super::selftest::emit(file.as_deref_mut(), l);
     emit(&format!(
         "determinism: {} runs per route, target {} (columns: route | analyzer's choice | kernel | distinct output hashes | combined hash | max rel err vs atomic | vs CPU engine | median time)",
         args.repeats, target.name

@@ -59,6 +59,19 @@ fn line(r: &CaseReport) -> String {
     s
 }
 
+/// Prints `line` and appends it to the report file, when there is one (every selftest mode
+/// reports this way).
+///
+/// # Errors
+/// When the report file cannot be written.
+pub(crate) fn emit(file: Option<&mut std::fs::File>, line: &str) -> std::io::Result<()> {
+    println!("{line}");
+    match file {
+        Some(f) => writeln!(f, "{line}"),
+        None => Ok(()),
+    }
+}
+
 /// Runs the sweep: exit 0 when every case passed (or the run was skipped without a GPU), 1 when
 /// a case failed.
 ///
@@ -105,12 +118,8 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let mut write_err = None;
     let mut each = |r: &CaseReport| {
-        let l = line(r);
-        println!("{l}");
-        if let Some(f) = file.as_mut() {
-            if let Err(e) = writeln!(f, "{l}") {
-                write_err.get_or_insert(e);
-            }
+        if let Err(e) = emit(file.as_mut(), &line(r)) {
+            write_err.get_or_insert(e);
         }
     };
     let mut reports = selftest::run(&dev, &cases, args.guards, &mut each);
@@ -136,10 +145,7 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
         reports.len() - failed,
         failed
     );
-    println!("{summary}");
-    if let Some(f) = file.as_mut() {
-        writeln!(f, "{summary}")?;
-    }
+    emit(file.as_mut(), &summary)?;
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -1,7 +1,6 @@
 //! `rime selftest --edge` and `--resources`: the edge-numerics table on the sm120 engine, and
 //! the out-of-memory checks, printed one line per case.
 
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -57,37 +56,25 @@ pub fn run(
 ) -> anyhow::Result<ExitCode> {
     let target = rime_engines::cuda::auto_target(0)?;
     let mut failed = 0;
-    let emit = |l: String, file: &mut Option<&mut std::fs::File>| -> anyhow::Result<()> {
-        println!("{l}");
-        if let Some(f) = file.as_mut() {
-            writeln!(f, "{l}")?;
-        }
-        Ok(())
-    };
+    let mut emit = |l: String| super::selftest::emit(file.as_deref_mut(), &l);
     if args.edge {
-        emit(
-            "| case | what | route | finite | max rel err (tol 1e-2) | verdict |".into(),
-            &mut file,
-        )?;
-        emit("|---|---|---|---|---|---|".into(), &mut file)?;
+        emit("| case | what | route | finite | max rel err (tol 1e-2) | verdict |".into())?;
+        emit("|---|---|---|---|---|---|".into())?;
         let mut rendered = Vec::new();
         let reports = edge_check::run(dev, &target, |r| rendered.extend(rows(r)));
         for l in rendered {
-            emit(l, &mut file)?;
+            emit(l)?;
         }
         failed += reports.iter().filter(|r| !r.passed()).count();
     }
     if args.resources {
         for r in resource_check::run(dev, &target) {
             let status = if r.passed { "PASS" } else { "FAIL" };
-            emit(
-                format!("{status} resources/{}: {}", r.name, r.detail),
-                &mut file,
-            )?;
+            emit(format!("{status} resources/{}: {}", r.name, r.detail))?;
             failed += usize::from(!r.passed);
         }
     }
-    emit(format!("{failed} failed"), &mut file)?;
+    emit(format!("{failed} failed"))?;
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
