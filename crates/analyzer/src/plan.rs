@@ -6,7 +6,9 @@ use std::sync::Arc;
 use rime_graph::{Graph, Node, NodeId, Port, SdpaShape, Tensor, TensorId};
 
 use crate::heuristics::Candidate;
-use crate::{EngineConfig, EngineKind, Route, SupportReport, Target, WorkspaceLayout};
+use crate::{
+    EngineConfig, EngineKind, KernelConfig, Route, SupportReport, Target, WorkspaceLayout,
+};
 
 /// The attention scale an engine must apply.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,6 +107,24 @@ impl ApprovedPlan {
     /// The exact workspace the engine must use and never exceed.
     pub fn workspace(&self) -> &WorkspaceLayout {
         &self.config.workspace
+    }
+
+    /// The same plan with its main kernel swapped for `kernel`, a configuration of the same role,
+    /// envelope and Q tile (so the approved workspace still fits it exactly), e.g. an
+    /// [`H200_TUNED`](crate::sm120::kernels::H200_TUNED) entry for a benchmark that compares tile
+    /// configurations. The analyzer itself never selects such a kernel; `None` when `kernel`
+    /// does not match.
+    pub fn with_main_kernel(&self, kernel: &'static KernelConfig) -> Option<Self> {
+        let main = self.config.kernel?;
+        let matches = kernel.role == main.role
+            && kernel.head_dim_qk == main.head_dim_qk
+            && kernel.head_dim_v == main.head_dim_v
+            && kernel.block_q == main.block_q;
+        matches.then(|| {
+            let mut plan = self.clone();
+            plan.config.kernel = Some(kernel);
+            plan
+        })
     }
 }
 

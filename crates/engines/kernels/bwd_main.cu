@@ -21,45 +21,58 @@
 // ldmatrix (transposed loads give P^T / dS^T / Q^T / dO^T views without a transpose pass);
 // tiles arrive through cp.async with rows past the sequence zero-filled and masked.
 //
-// Pipelining without a second buffer: the next step's dO, Stats and delta are copied (cp.async)
-// as soon as every warp has passed its last read of them (after dS), and the next Q tile once
-// dK is done, so the copies overlap the dS^T / dK / dQ / dBias work of the current step. Bias
-// values are fetched into registers before the S product so that its latency hides theirs.
+// Latency: a warp has few peers (one 8-warp block per SM at 255 registers), so each product
+// keeps several independent accumulator chains in flight: S^T and dP^T share one k loop (both
+// read only K / V and Q / dO), and the dQ k loop alternates two accumulators (DQ_SPLIT) where
+// the registers allow. ldmatrix addresses are a per-lane base plus compile-time offsets.
+//
+// Pipelining, STAGES Q / dO / Stats / delta buffers:
+//   2  the next step's tiles are copied (cp.async) into the other buffer as soon as the step
+//      starts; two barriers per step.
+//   1  (where a second buffer does not fit, as d128 in 101,376 B) the next dO / Stats / delta
+//      are copied in place once every warp is past dV, and the next Q once dK is done, so the
+//      copies overlap the dK / dQ / dBias work; three barriers per step.
+// Bias values are fetched into registers before the S product so that its latency hides theirs.
 // dQ partial sums leave as 16-byte vector reductions (sm_90+; neighbouring lanes swap halves
 // of their fragments first), dBias partial sums (broadcast bias) straight from the dS fragments.
 //
-// Shared memory (dynamic, 16-bit elements, rows padded by 8 elements) plus 2 f32 rows:
-//   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8),
-//   dS^T BLOCK_KV x (BLOCK_Q+8), Stats and delta: 2 x BLOCK_Q x 4 bytes.
-//   e.g. DQK = DV = 128, 32 x 128: 97,536 B; DQK = DV = 64, 64 x 128: 74,240 B;
-//   DQK 192 / DV 128, 16 x 64: 56,960 B (cap 101,376 B).
+// Shared memory (dynamic, 16-bit elements, rows padded by 8 elements) plus f32 rows:
+//   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), STAGES x (Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8)),
+//   dS^T BLOCK_KV x (BLOCK_Q+8), Stats and delta: STAGES x 2 x BLOCK_Q x 4 bytes.
+//   e.g. DQK = DV = 128, 32 x 128, 1 stage: 97,536 B; DQK = DV = 64, 64 x 128, 2 stages:
+//   93,184 B; DQK 192 / DV 128, 16 x 64, 2 stages: 67,840 B (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
 // the actual p.hd_qk columns.
 //
-// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, IS_BF16, HAS_BIAS, HAS_ALIBI,
-// DBIAS_MODE, DQ_ROUTE, SMEM_BYTES.
+// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, IS_BF16, HAS_BIAS,
+// HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
 #define LD_V (HEAD_DIM_V + 8)
 #define LD_S (BLOCK_Q + 8)
 #define BWD_SMEM                                                                          \
-    (2 * (BLOCK_KV * LD_QK + BLOCK_KV * LD_V + BLOCK_Q * LD_QK + BLOCK_Q * LD_V +          \
-          BLOCK_KV * LD_S) +                                                               \
-     8 * BLOCK_Q)
+    (2 * (BLOCK_KV * LD_QK + BLOCK_KV * LD_V +                                             \
+          STAGES * (BLOCK_Q * LD_QK + BLOCK_Q * LD_V) + BLOCK_KV * LD_S) +                 \
+     8 * STAGES * BLOCK_Q)
 
 // dQ is computed in units of 16 query rows x DQ_UNIT columns per warp: 64 columns when that
 // still gives every warp a unit, else 32; always 32 for the widest head dim, where a narrow
-// transient accumulator next to dK / dV avoids spills.
+// transient accumulator next to dK / dV avoids spills. DQ_SPLIT accumulators take the k steps
+// in turn (independent mma chains), one for the widest head dim (registers).
 #define DQ_UNITS_OF_64 ((BLOCK_Q / 16) * (HEAD_DIM_QK / 64))
 #define DQ_UNIT (HEAD_DIM_QK > 128 || DQ_UNITS_OF_64 < WARPS ? 32 : 64)
+#define DQ_SPLIT (HEAD_DIM_QK > 128 ? 1 : 2)
 
-// Unrolled k loops let ptxas issue the next ldmatrix ahead of the mma chain (1.1-1.3x on the
-// H200 against rolled loops). Full unrolling of the S and dP products fits the registers only
-// without a bias and outside the relay route; elsewhere, and in the dQ loop next to the live
-// dK / dV, they unroll by 2. The fitness test holds every specialization to zero spills.
-#if HAS_BIAS || DQ_ROUTE == 1
+// Unrolled k loops let ptxas issue the next ldmatrix ahead of the mma chain. The S / dP loop is
+// unrolled fully except on the relay route with ALiBi (rolled) or a broadcast dBias (by 2),
+// which would spill; the dQ loop next to the live dK / dV by 2 (full unrolling measured 1-2%
+// slower without a bias on the H200). The fitness test holds every sm_120 specialization to
+// zero spills.
+#if DQ_ROUTE == 1 && HAS_ALIBI
+#define K_UNROLL _Pragma("unroll 1")
+#elif DQ_ROUTE == 1 && DBIAS_MODE == 2
 #define K_UNROLL _Pragma("unroll 2")
 #else
 #define K_UNROLL _Pragma("unroll")
@@ -67,7 +80,10 @@
 #define DQ_UNROLL _Pragma("unroll 2")
 
 static_assert(BLOCK_KV == 16 * WARPS, "one warp per 16 KV rows");
-static_assert(BLOCK_Q % 16 == 0 && HEAD_DIM_QK % DQ_UNIT == 0 && HEAD_DIM_V % 16 == 0, "tile shapes");
+static_assert(BLOCK_Q % 16 == 0 && HEAD_DIM_QK % DQ_UNIT == 0 && HEAD_DIM_V % 16 == 0,
+              "tile shapes");
+static_assert((BLOCK_KV / 16) % DQ_SPLIT == 0, "dQ k steps split evenly");
+static_assert(STAGES == 1 || STAGES == 2, "one or two Q / dO buffers");
 static_assert(BWD_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the engine's table");
 static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
 static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
@@ -118,7 +134,8 @@ __device__ __forceinline__ unsigned int relay_turn(const AttnParams& p, const Se
 __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b, int h, int q0,
                                             int tid) {
     const io_t* gQ = (const io_t*)p.q.ptr + b * p.q.sb + h * p.q.sh + q0 * p.q.ss;
-    load_tile(sQ, LD_QK, gQ, p.q.ss, BLOCK_Q, HEAD_DIM_QK, p.sq - q0, p.hd_qk, tid, WARPS * 32);
+    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true>(sQ, LD_QK, gQ, p.q.ss, p.sq - q0, p.hd_qk,
+                                                      tid);
 }
 
 // Copies what the P and dS steps of query tile q0 of head h read besides K, V and Q: dO rows,
@@ -126,7 +143,8 @@ __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b
 __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
                                              const AttnParams& p, int b, int h, int q0, int tid) {
     const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh + q0 * p.d_o.ss;
-    load_tile(sdO, LD_V, gdO, p.d_o.ss, BLOCK_Q, HEAD_DIM_V, p.sq - q0, p.hd_v, tid, WARPS * 32);
+    load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true>(sdO, LD_V, gdO, p.d_o.ss, p.sq - q0, p.hd_v,
+                                                     tid);
     const float* gLse = (const float*)p.stats.ptr + b * p.stats.sb + h * p.stats.sh;
     const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
     for (int r = tid; r < BLOCK_Q; r += WARPS * 32) {
@@ -136,16 +154,81 @@ __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDel
     }
 }
 
+// Stores the dS tile, transposed back from sdS^T to [q][kv], at dst (row stride `stride`
+// elements): rows at or past `rows` and columns at or past `cols` are skipped. Each thread packs
+// 8 consecutive KV columns of one query row into one 16-byte store, two neighbouring lanes
+// filling a 32-byte sector (where dst and the stride keep rows 16-byte aligned; else element
+// stores); the shared-memory reads see at most 2-way bank conflicts.
+__device__ __forceinline__ void store_ds_tile(io_t* dst, i64 stride, int rows, int cols,
+                                              const io_t* sdS, int tid) {
+    constexpr int kChunks = BLOCK_Q * BLOCK_KV / 8;
+    constexpr int kThreads = WARPS * 32;
+    const bool vec = ((u64)dst & 15) == 0 && (stride & 7) == 0;
+#pragma unroll 1
+    for (int k = 0; k < (kChunks + kThreads - 1) / kThreads; ++k) {
+        const int c = tid + k * kThreads;
+        if (kChunks % kThreads != 0 && c >= kChunks) break;
+        const int ql = (c >> 1) % BLOCK_Q;
+        const int j0 = (((c >> 1) / BLOCK_Q) * 2 + (c & 1)) * 8;
+        if (ql >= rows || j0 >= cols) continue;
+        u32 w[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            w[e] = (u32)sdS[(j0 + 2 * e) * LD_S + ql] |
+                   ((u32)sdS[(j0 + 2 * e + 1) * LD_S + ql] << 16);
+        io_t* d = dst + (i64)ql * stride + j0;
+        if (vec && j0 + 8 <= cols) {
+            st_global_v4(d, w[0], w[1], w[2], w[3]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                if (j0 + e < cols) d[e] = (io_t)(w[e >> 1] >> (16 * (e & 1)));
+        }
+    }
+}
+
+// P^T in place of S^T: exp2(S * scale * log2 e + Bias * log2 e + ALiBi - Stats * log2 e), 0
+// where (i, j) is masked. Tiles wholly inside the sequences and the band skip the mask test
+// (MASKED false), a uniform branch per step instead of a select per element.
+template <bool MASKED>
+__device__ __forceinline__ void p_from_s(float (*s)[4], const float* sLse, const u32 (*bias2)[2],
+                                         const AttnParams& p, const SeqLens& L, int q0,
+                                         int kv_row0, int t, float scale_log2, float alibi_log2) {
+#pragma unroll
+    for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int j = kv_row0 + (e >> 1) * 8;
+            const int ql = nt * 8 + 2 * t + (e & 1);
+            const int i = q0 + ql;
+            float v = s[nt][e] * scale_log2 - sLse[ql] * RIME_LOG2E;
+#if HAS_BIAS
+            v += io_to_f32((io_t)(bias2[nt][e >> 1] >> (16 * (e & 1)))) * RIME_LOG2E;
+#endif
+#if HAS_ALIBI
+            v += alibi_log2 * (float)(j - i);
+#endif
+            v = rime_exp2(v);
+            if (MASKED && !rime_keep(i, j, L.q, L.kv, L.shift, p.has_right, p.right_bound,
+                                     p.has_left, p.left_bound))
+                v = 0.f;
+            s[nt][e] = v;
+        }
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
 rime_bwd_main(const AttnParams p) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     io_t* sK = (io_t*)smem_raw;
     io_t* sV = sK + BLOCK_KV * LD_QK;
-    io_t* sQ = sV + BLOCK_KV * LD_V;
-    io_t* sdO = sQ + BLOCK_Q * LD_QK;
-    io_t* sdS = sdO + BLOCK_Q * LD_V;
-    float* sLse = (float*)(sdS + BLOCK_KV * LD_S);
-    float* sDelta = sLse + BLOCK_Q;
+    io_t* sQ = sV + BLOCK_KV * LD_V;           // STAGES buffers of BLOCK_Q x LD_QK
+    io_t* sdO = sQ + STAGES * BLOCK_Q * LD_QK;  // STAGES buffers of BLOCK_Q x LD_V
+    io_t* sdS = sdO + STAGES * BLOCK_Q * LD_V;
+    float* sLse = (float*)(sdS + BLOCK_KV * LD_S);  // STAGES rows of BLOCK_Q
+    float* sDelta = sLse + STAGES * BLOCK_Q;
+    constexpr int kQBuf = BLOCK_Q * LD_QK;  // elements per buffer
+    constexpr int kDoBuf = BLOCK_Q * LD_V;
 
     const int tid = threadIdx.x;
     const int lane = tid & 31;
@@ -185,10 +268,13 @@ rime_bwd_main(const AttnParams p) {
 #if DQ_ROUTE == 2
         io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
 #endif
-        for (int e = tid; e < p.sq * BLOCK_KV; e += WARPS * 32) {
-            const int i = e / BLOCK_KV;
-            const int jl = e - i * BLOCK_KV;
-            if (i >= m_begin * BLOCK_Q && i < m_end * BLOCK_Q) continue;  // walked
+        // Rows [0, r0) and [r1, Sq): the walked Q tiles cover [r0, r1).
+        const int r0 = m_begin * BLOCK_Q < p.sq ? m_begin * BLOCK_Q : p.sq;
+        const int r1 = m_end <= m_begin ? r0 : (m_end * BLOCK_Q < p.sq ? m_end * BLOCK_Q : p.sq);
+        for (int e = tid; e < (r0 + p.sq - r1) * BLOCK_KV; e += WARPS * 32) {
+            const int row = e / BLOCK_KV;
+            const int jl = e - row * BLOCK_KV;
+            const int i = row < r0 ? row : row - r0 + r1;
 #if DBIAS_MODE == 1
             if (n0 + jl < p.skv) gdB[(i64)i * p.dbias.ss + n0 + jl] = 0;
 #endif
@@ -199,14 +285,28 @@ rime_bwd_main(const AttnParams p) {
     }
 #endif
 
-    load_tile(sK, LD_QK, (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh + n0 * p.k.ss, p.k.ss,
-              BLOCK_KV, HEAD_DIM_QK, p.skv - n0, p.hd_qk, tid, WARPS * 32);
-    load_tile(sV, LD_V, (const io_t*)p.v.ptr + b * p.v.sb + kvh * p.v.sh + n0 * p.v.ss, p.v.ss,
-              BLOCK_KV, HEAD_DIM_V, p.skv - n0, p.hd_v, tid, WARPS * 32);
+    load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, true>(
+        sK, LD_QK, (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh + n0 * p.k.ss, p.k.ss,
+        p.skv - n0, p.hd_qk, tid);
+    load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, true>(
+        sV, LD_V, (const io_t*)p.v.ptr + b * p.v.sb + kvh * p.v.sh + n0 * p.v.ss, p.v.ss,
+        p.skv - n0, p.hd_v, tid);
     if (steps > 0) {
         load_q_tile(sQ, p, b, kvh * group, m_begin * BLOCK_Q, tid);
         load_do_tile(sdO, sLse, sDelta, p, b, kvh * group, m_begin * BLOCK_Q, tid);
     }
+
+    // This lane's ldmatrix addresses (buffer 0; block (row, col) adds tile_off(ld, row, col)).
+    const u32 a_k = addr_a(smem_addr(sK), LD_QK, warp * 16, 0, lane);    // S^T: K rows
+    const u32 a_v = addr_a(smem_addr(sV), LD_V, warp * 16, 0, lane);     // dP^T: V rows
+    const u32 b_q = addr_b(smem_addr(sQ), LD_QK, 0, 0, lane);            // S^T: Q^T
+    const u32 b_do = addr_b(smem_addr(sdO), LD_V, 0, 0, lane);           // dP^T: dO^T
+    const u32 bt_do = addr_b_t(smem_addr(sdO), LD_V, 0, 0, lane);        // dV: dO
+    const u32 bt_q = addr_b_t(smem_addr(sQ), LD_QK, 0, 0, lane);         // dK: Q
+#if DQ_ROUTE != 2
+    const u32 at_ds = addr_a_t(smem_addr(sdS), LD_S, 0, 0, lane);        // dQ: dS
+    const u32 bt_k = addr_b_t(smem_addr(sK), LD_QK, 0, 0, lane);         // dQ: K
+#endif
 
     float dk[HEAD_DIM_QK / 8][4];
     float dv[HEAD_DIM_V / 8][4];
@@ -227,8 +327,16 @@ rime_bwd_main(const AttnParams p) {
         const int next_hh = (step + 1) / tiles;
         const int next_h = kvh * group + next_hh;
         const int next_q0 = (m_begin + (step + 1 - next_hh * tiles)) * BLOCK_Q;
+        // This step's buffer and its byte offsets from buffer 0.
+        const int cur = STAGES == 2 ? (step & 1) : 0;
+        const int q_off = cur * 2 * kQBuf;
+        const int do_off = cur * 2 * kDoBuf;
+        const float* lse = sLse + cur * BLOCK_Q;
+        const float* delta = sDelta + cur * BLOCK_Q;
 #if HAS_ALIBI
         const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
+#else
+        const float alibi_log2 = 0.f;
 #endif
         float* gdQ = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * p.hd_qk;
 #if HAS_BIAS
@@ -264,6 +372,8 @@ rime_bwd_main(const AttnParams p) {
                 bias2[nt][r] = lo | (hi << 16);
             }
         }
+#else
+        const u32 (*bias2)[2] = nullptr;
 #endif
         // Every (i, j) of the tile inside the sequences and the band: no per-element mask.
         bool interior = q0 + BLOCK_Q <= L.q && n0 + BLOCK_KV <= L.kv;
@@ -272,91 +382,77 @@ rime_bwd_main(const AttnParams p) {
 
         cp_async_wait_all();
         __syncthreads();  // this step's Q / dO / Stats / delta have landed; sdS is free
-
-        // S^T = K Q^T for this warp's 16 KV rows x BLOCK_Q query columns.
-        float s[BLOCK_Q / 8][4];
-#pragma unroll
-        for (int i = 0; i < BLOCK_Q / 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
-        K_UNROLL
-        for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk) {
-            u32 a[4];
-            ldsm_x4(a, addr_a(sK, LD_QK, warp * 16, kk * 16, lane));
-#pragma unroll
-            for (int np = 0; np < BLOCK_Q / 16; ++np) {
-                u32 bf[4];
-                ldsm_x4(bf, addr_b(sQ, LD_QK, np * 16, kk * 16, lane));
-                mma_16816(s[2 * np], a, bf[0], bf[1]);
-                mma_16816(s[2 * np + 1], a, bf[2], bf[3]);
-            }
+#if STAGES == 2
+        // Every warp has finished the previous step: its buffer takes the next step's tiles.
+        if (has_next) {
+            const int nxt = cur ^ 1;
+            load_q_tile(sQ + nxt * kQBuf, p, b, next_h, next_q0, tid);
+            load_do_tile(sdO + nxt * kDoBuf, sLse + nxt * BLOCK_Q, sDelta + nxt * BLOCK_Q, p, b,
+                         next_h, next_q0, tid);
         }
-        // P^T = exp2(S * scale * log2e + Bias * log2e - Stats * log2e), 0 where masked.
+#endif
+
+        // S^T = K Q^T and dP^T = V dO^T for this warp's 16 KV rows x BLOCK_Q query columns,
+        // in one k loop over the common head dim (two independent chains), then the rest.
+        float s[BLOCK_Q / 8][4];
+        float dpt[BLOCK_Q / 8][4];
+#pragma unroll
+        for (int i = 0; i < BLOCK_Q / 8; ++i) {
+            s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+            dpt[i][0] = dpt[i][1] = dpt[i][2] = dpt[i][3] = 0.f;
+        }
+        constexpr int kJoint = (HEAD_DIM_QK < HEAD_DIM_V ? HEAD_DIM_QK : HEAD_DIM_V) / 16;
+        K_UNROLL
+        for (int kk = 0; kk < kJoint; ++kk) {
+            u32 a[4];
+            ldsm_x4(a, a_k + tile_off(LD_QK, 0, kk * 16));
+            mma_k16<BLOCK_Q / 16, false>(s, a, b_q + q_off + tile_off(LD_QK, 0, kk * 16),
+                                         tile_off(LD_QK, 16, 0));
+            ldsm_x4(a, a_v + tile_off(LD_V, 0, kk * 16));
+            mma_k16<BLOCK_Q / 16, false>(dpt, a, b_do + do_off + tile_off(LD_V, 0, kk * 16),
+                                         tile_off(LD_V, 16, 0));
+        }
+#pragma unroll
+        for (int kk = kJoint; kk < HEAD_DIM_QK / 16; ++kk) {
+            u32 a[4];
+            ldsm_x4(a, a_k + tile_off(LD_QK, 0, kk * 16));
+            mma_k16<BLOCK_Q / 16, false>(s, a, b_q + q_off + tile_off(LD_QK, 0, kk * 16),
+                                         tile_off(LD_QK, 16, 0));
+        }
+#pragma unroll
+        for (int kk = kJoint; kk < HEAD_DIM_V / 16; ++kk) {
+            u32 a[4];
+            ldsm_x4(a, a_v + tile_off(LD_V, 0, kk * 16));
+            mma_k16<BLOCK_Q / 16, false>(dpt, a, b_do + do_off + tile_off(LD_V, 0, kk * 16),
+                                         tile_off(LD_V, 16, 0));
+        }
+        if (interior)
+            p_from_s<false>(s, lse, bias2, p, L, q0, kv_row0, t, scale_log2, alibi_log2);
+        else
+            p_from_s<true>(s, lse, bias2, p, L, q0, kv_row0, t, scale_log2, alibi_log2);
+
+        // P^T packed for dV, then dS^T = P^T * (dP^T - delta) in place of P^T.
+        u32 pa[BLOCK_Q / 16][4];
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_Q / 16; ++kk) pack_a_frag(pa[kk], s[2 * kk], s[2 * kk + 1]);
 #pragma unroll
         for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int j = kv_row0 + (e >> 1) * 8;
-                const int ql = nt * 8 + 2 * t + (e & 1);
-                const int i = q0 + ql;
-                const bool keep = interior || rime_keep(i, j, L.q, L.kv, L.shift, p.has_right,
-                                                        p.right_bound, p.has_left, p.left_bound);
-                float v = s[nt][e] * scale_log2 - sLse[ql] * RIME_LOG2E;
-#if HAS_BIAS
-                v += io_to_f32((io_t)(bias2[nt][e >> 1] >> (16 * (e & 1)))) * RIME_LOG2E;
-#endif
-#if HAS_ALIBI
-                v += alibi_log2 * (float)(j - i);
-#endif
-                s[nt][e] = keep ? rime_exp2(v) : 0.f;
-            }
+            for (int e = 0; e < 4; ++e) s[nt][e] *= dpt[nt][e] - delta[nt * 8 + 2 * t + (e & 1)];
         }
         // dV += P^T dO.
 #pragma unroll
-        for (int kk = 0; kk < BLOCK_Q / 16; ++kk) {
-            u32 a[4];
-            a[0] = pack_io2(s[2 * kk][0], s[2 * kk][1]);
-            a[1] = pack_io2(s[2 * kk][2], s[2 * kk][3]);
-            a[2] = pack_io2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            a[3] = pack_io2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-            for (int dp = 0; dp < HEAD_DIM_V / 16; ++dp) {
-                u32 bf[4];
-                ldsm_x4_t(bf, addr_b_t(sdO, LD_V, dp * 16, kk * 16, lane));
-                mma_16816(dv[2 * dp], a, bf[0], bf[1]);
-                mma_16816(dv[2 * dp + 1], a, bf[2], bf[3]);
-            }
-        }
-        // dP^T = V dO^T, then dS^T = P^T * (dP^T - delta) in place of P^T.
-        {
-            float dpt[BLOCK_Q / 8][4];
-#pragma unroll
-            for (int i = 0; i < BLOCK_Q / 8; ++i)
-                dpt[i][0] = dpt[i][1] = dpt[i][2] = dpt[i][3] = 0.f;
-            K_UNROLL
-            for (int kk = 0; kk < HEAD_DIM_V / 16; ++kk) {
-                u32 a[4];
-                ldsm_x4(a, addr_a(sV, LD_V, warp * 16, kk * 16, lane));
-#pragma unroll
-                for (int np = 0; np < BLOCK_Q / 16; ++np) {
-                    u32 bf[4];
-                    ldsm_x4(bf, addr_b(sdO, LD_V, np * 16, kk * 16, lane));
-                    mma_16816(dpt[2 * np], a, bf[0], bf[1]);
-                    mma_16816(dpt[2 * np + 1], a, bf[2], bf[3]);
-                }
-            }
-#pragma unroll
-            for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int ql = nt * 8 + 2 * t + (e & 1);
-                    s[nt][e] = s[nt][e] * (dpt[nt][e] - sDelta[ql]);
-                }
-            }
-        }
+        for (int kk = 0; kk < BLOCK_Q / 16; ++kk)
+            mma_k16<HEAD_DIM_V / 16, true>(dv, pa[kk], bt_do + do_off + tile_off(LD_V, kk * 16, 0),
+                                           tile_off(LD_V, 0, 16));
+#if STAGES == 1
         __syncthreads();  // every warp is past its reads of sdO, Stats and delta
         if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, next_h, next_q0, tid);
+#endif
 #if DBIAS_MODE == 2
         // Broadcast dBias: f32 partial sums straight from the fragments (zeros, i.e. masked
-        // elements, skipped); a warp's adds cover 4 rows x 8 full 32-byte sectors.
+        // elements, skipped); a warp's adds cover 4 rows x 8 full 32-byte sectors. (Four lanes
+        // transposing 4 x 4 blocks for 16-byte reductions measured 3-7% slower on the H200.)
 #pragma unroll
         for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
 #pragma unroll
@@ -368,53 +464,31 @@ rime_bwd_main(const AttnParams p) {
             }
         }
 #endif
-        // dS^T to shared memory (for dQ, dS and dBias).
-#pragma unroll
-        for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const int row = warp * 16 + g + r * 8;
-                *(u32*)(sdS + row * LD_S + nt * 8 + 2 * t) = pack_io2(s[nt][2 * r], s[nt][2 * r + 1]);
-            }
-        }
-        // dK += dS^T Q.
+        // dS^T to shared memory (for dQ, dS and dBias), then dK += dS^T Q.
 #pragma unroll
         for (int kk = 0; kk < BLOCK_Q / 16; ++kk) {
             u32 a[4];
-            a[0] = pack_io2(s[2 * kk][0], s[2 * kk][1]);
-            a[1] = pack_io2(s[2 * kk][2], s[2 * kk][3]);
-            a[2] = pack_io2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            a[3] = pack_io2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+            pack_a_frag(a, s[2 * kk], s[2 * kk + 1]);
+            // a[0..3]: (row g, cols 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..)
 #pragma unroll
-            for (int dp = 0; dp < HEAD_DIM_QK / 16; ++dp) {
-                u32 bf[4];
-                ldsm_x4_t(bf, addr_b_t(sQ, LD_QK, dp * 16, kk * 16, lane));
-                mma_16816(dk[2 * dp], a, bf[0], bf[1]);
-                mma_16816(dk[2 * dp + 1], a, bf[2], bf[3]);
-            }
+            for (int r = 0; r < 4; ++r)
+                *(u32*)(sdS + (warp * 16 + g + (r & 1) * 8) * LD_S + kk * 16 + (r >> 1) * 8 +
+                        2 * t) = a[r];
+            mma_k16<HEAD_DIM_QK / 16, true>(dk, a, bt_q + q_off + tile_off(LD_QK, kk * 16, 0),
+                                            tile_off(LD_QK, 0, 16));
         }
         __syncthreads();  // dS^T complete in shared memory; every warp is past its reads of sQ
+#if STAGES == 1
         if (has_next) load_q_tile(sQ, p, b, next_h, next_q0, tid);
+#endif
 #if DBIAS_MODE == 1
-        // dBias = dS, read back from shared memory (coalesced along KV; the io-dtype value).
-        for (int e = tid; e < BLOCK_Q * BLOCK_KV; e += WARPS * 32) {
-            const int ql = e / BLOCK_KV;
-            const int jl = e - ql * BLOCK_KV;
-            const int i = q0 + ql;
-            const int j = n0 + jl;
-            if (i < p.sq && j < p.skv) gdB[(i64)i * p.dbias.ss + j] = sdS[jl * LD_S + ql];
-        }
+        // dBias = dS (the io-dtype value).
+        store_ds_tile(gdB + (i64)q0 * p.dbias.ss + n0, p.dbias.ss, p.sq - q0, p.skv - n0, sdS, tid);
 #endif
 #if DQ_ROUTE == 2
-        // dS (transposed back to [q][kv]) to the workspace, coalesced along KV.
-        {
-            const i64 pitch = ds_pitch(p.skv);
-            for (int e = tid; e < BLOCK_Q * BLOCK_KV; e += WARPS * 32) {
-                const int ql = e / BLOCK_KV;
-                const int jl = e - ql * BLOCK_KV;
-                if (q0 + ql < p.sq) gdS[(i64)(q0 + ql) * pitch + jl] = sdS[jl * LD_S + ql];
-            }
-        }
+        // dS to the workspace (every column of the tile: dq_gemm.cu reads them all).
+        store_ds_tile(gdS + (i64)q0 * ds_pitch(p.skv), ds_pitch(p.skv), p.sq - q0, BLOCK_KV, sdS,
+                      tid);
 #else
 #if DQ_ROUTE == 1
         const unsigned int turn = relay_turn(p, L, kv_tile, m);
@@ -429,19 +503,31 @@ rime_bwd_main(const AttnParams p) {
         for (int u = warp; u < (BLOCK_Q / 16) * (HEAD_DIM_QK / DQ_UNIT); u += WARPS) {
             const int rq = (u % (BLOCK_Q / 16)) * 16;
             const int cq = (u / (BLOCK_Q / 16)) * DQ_UNIT;
-            float acc[DQ_UNIT / 8][4];
+            float acc[DQ_SPLIT][DQ_UNIT / 8][4];
 #pragma unroll
-            for (int i = 0; i < DQ_UNIT / 8; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+            for (int c = 0; c < DQ_SPLIT; ++c) {
+#pragma unroll
+                for (int i = 0; i < DQ_UNIT / 8; ++i)
+                    acc[c][i][0] = acc[c][i][1] = acc[c][i][2] = acc[c][i][3] = 0.f;
+            }
+            const u32 a_u = at_ds + tile_off(LD_S, 0, rq);
+            const u32 b_u = bt_k + tile_off(LD_QK, 0, cq);
             DQ_UNROLL
-            for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
-                u32 a[4];
-                ldsm_x4_t(a, addr_a_t(sdS, LD_S, rq, kk * 16, lane));
+            for (int kk = 0; kk < BLOCK_KV / 16; kk += DQ_SPLIT) {
 #pragma unroll
-                for (int np = 0; np < DQ_UNIT / 16; ++np) {
-                    u32 bf[4];
-                    ldsm_x4_t(bf, addr_b_t(sK, LD_QK, cq + np * 16, kk * 16, lane));
-                    mma_16816(acc[2 * np], a, bf[0], bf[1]);
-                    mma_16816(acc[2 * np + 1], a, bf[2], bf[3]);
+                for (int c = 0; c < DQ_SPLIT; ++c) {
+                    u32 a[4];
+                    ldsm_x4_t(a, a_u + tile_off(LD_S, (kk + c) * 16, 0));
+                    mma_k16<DQ_UNIT / 16, true>(acc[c], a, b_u + tile_off(LD_QK, (kk + c) * 16, 0),
+                                                tile_off(LD_QK, 0, 16));
+                }
+            }
+#pragma unroll
+            for (int c = 1; c < DQ_SPLIT; ++c) {
+#pragma unroll
+                for (int i = 0; i < DQ_UNIT / 8; ++i) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) acc[0][i][e] += acc[c][i][e];
                 }
             }
             // Lanes t and t ^ 1 swap half their fragment: an even lane then holds 4 consecutive
@@ -451,13 +537,13 @@ rime_bwd_main(const AttnParams p) {
 #pragma unroll
             for (int nt = 0; nt < DQ_UNIT / 8; ++nt) {
                 if (cq + nt * 8 >= p.hd_qk) break;  // padded head-dim columns (warp-uniform)
-                const float x0 = rime_shfl_xor(odd ? acc[nt][0] : acc[nt][2], 1);
-                const float x1 = rime_shfl_xor(odd ? acc[nt][1] : acc[nt][3], 1);
-                if (i < p.sq) {
-                    float* dst = gdQ + (i64)i * p.hd_qk + cq + nt * 8 + (t & 2) * 2;
-                    if (odd) red_add_f32x4(dst, x0, x1, acc[nt][2], acc[nt][3]);
-                    else red_add_f32x4(dst, acc[nt][0], acc[nt][1], x0, x1);
-                }
+                const float* a = acc[0][nt];
+                const float x0 = rime_shfl_xor(odd ? a[0] : a[2], 1);
+                const float x1 = rime_shfl_xor(odd ? a[1] : a[3], 1);
+                if (i < p.sq)
+                    red_add_f32x4(gdQ + (i64)i * p.hd_qk + cq + nt * 8 + (t & 2) * 2,
+                                  odd ? x0 : a[0], odd ? x1 : a[1], odd ? a[2] : x0,
+                                  odd ? a[3] : x1);
             }
         }
 #if DQ_ROUTE == 1

@@ -127,24 +127,52 @@ __device__ __forceinline__ void ldsm_x4_t(u32* r, u32 addr) {
                  : "r"(addr));
 }
 
-// ldmatrix address patterns for a tile whose rows are `ld` elements apart in shared memory.
+// ldmatrix address patterns for a tile at shared address `s` (bytes, from smem_addr) whose rows
+// are `ld` elements apart. Kernels take the lane's address once, with m0 = n0 = k0 = 0, and add
+// the constant byte offset of each 16x16 block in the unrolled loops (ldmatrix [reg + imm]).
 // A 16x16 from row-major [m][k] storage (non-transposed load).
-__device__ __forceinline__ u32 addr_a(const io_t* s, int ld, int m0, int k0, int lane) {
-    return smem_addr(s + (m0 + (lane & 15)) * ld + k0 + (lane >> 4) * 8);
+__device__ __forceinline__ u32 addr_a(u32 s, int ld, int m0, int k0, int lane) {
+    return s + 2 * ((m0 + (lane & 15)) * ld + k0 + (lane >> 4) * 8);
 }
 // A 16x16 from [k][m] storage (transposed load).
-__device__ __forceinline__ u32 addr_a_t(const io_t* s, int ld, int m0, int k0, int lane) {
-    return smem_addr(s + (k0 + (lane & 7) + (lane >> 4) * 8) * ld + m0 + ((lane >> 3) & 1) * 8);
+__device__ __forceinline__ u32 addr_a_t(u32 s, int ld, int m0, int k0, int lane) {
+    return s + 2 * ((k0 + (lane & 7) + (lane >> 4) * 8) * ld + m0 + ((lane >> 3) & 1) * 8);
 }
 // Two B 16x8 tiles (n0..n0+15) from [n][k] storage: r0,r1 -> tile n0, r2,r3 -> tile n0+8.
-__device__ __forceinline__ u32 addr_b(const io_t* s, int ld, int n0, int k0, int lane) {
-    return smem_addr(s + (n0 + (lane & 7) + (lane >> 4) * 8) * ld + k0 + ((lane >> 3) & 1) * 8);
+__device__ __forceinline__ u32 addr_b(u32 s, int ld, int n0, int k0, int lane) {
+    return s + 2 * ((n0 + (lane & 7) + (lane >> 4) * 8) * ld + k0 + ((lane >> 3) & 1) * 8);
 }
 // Two B 16x8 tiles (n0..n0+15) from [k][n] storage (transposed load), same register order.
-__device__ __forceinline__ u32 addr_b_t(const io_t* s, int ld, int n0, int k0, int lane) {
-    return smem_addr(s + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ld + n0 + (lane >> 4) * 8);
+__device__ __forceinline__ u32 addr_b_t(u32 s, int ld, int n0, int k0, int lane) {
+    return s + 2 * ((k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ld + n0 + (lane >> 4) * 8);
 }
-
+// Byte offset of element (row, col) in a tile whose rows are `ld` elements apart: the constant
+// added to a lane's ldmatrix address for the 16x16 block at (row, col).
+__device__ __forceinline__ constexpr int tile_off(int ld, int row, int col) {
+    return 2 * (row * ld + col);
+}
+// Two adjacent f32 C tiles (columns 0-7 in c0, 8-15 in c1), packed to 16 bits, as the A
+// fragment of a k = 16 step (see the fragment layouts above).
+__device__ __forceinline__ void pack_a_frag(u32* a, const float* c0, const float* c1) {
+    a[0] = pack_io2(c0[0], c0[1]);
+    a[1] = pack_io2(c0[2], c0[3]);
+    a[2] = pack_io2(c1[0], c1[1]);
+    a[3] = pack_io2(c1[2], c1[3]);
+}
+// One k = 16 step of a (16 x 16) x (16 x 16 * N16) product into acc[2 * N16][4]: the A
+// fragment in registers, B blocks n = 16 * np from shared memory at b_addr + np * b_step bytes
+// (ldmatrix, transposed when B_T: [k][n] storage).
+template <int N16, bool B_T>
+__device__ __forceinline__ void mma_k16(float (*acc)[4], const u32* a, u32 b_addr, int b_step) {
+#pragma unroll
+    for (int np = 0; np < N16; ++np) {
+        u32 bf[4];
+        if (B_T) ldsm_x4_t(bf, b_addr + np * b_step);
+        else ldsm_x4(bf, b_addr + np * b_step);
+        mma_16816(acc[2 * np], a, bf[0], bf[1]);
+        mma_16816(acc[2 * np + 1], a, bf[2], bf[3]);
+    }
+}
 // 16-byte global -> shared copy; rows outside the tensor are zero-filled (src_bytes = 0).
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
     u32 d = smem_addr(dst);
@@ -175,6 +203,12 @@ __device__ __forceinline__ void red_add_f32x4(float* p, float a, float b, float 
 #endif
 }
 
+// One 16-byte global store (16-byte aligned address).
+__device__ __forceinline__ void st_global_v4(void* p, u32 a, u32 b, u32 c, u32 d) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(a), "r"(b), "r"(c),
+                 "r"(d)
+                 : "memory");
+}
 // 4-byte global -> shared copy (f32 rows such as Stats and delta); zero-filled when !valid.
 __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {
     u32 d = smem_addr(dst);
@@ -182,24 +216,30 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool vali
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(n));
 }
 
-// Copies `rows` x `cols` elements (cols a multiple of 8) of a global tile whose rows are
-// `stride` elements apart into shared memory with leading dimension `ld`; rows at or beyond
-// `valid_rows` and columns at or beyond `valid_cols` (a multiple of 8: a head dim padded up to
-// the compiled envelope) are zero-filled and never read. Every thread of the block takes part.
-__device__ __forceinline__ void load_tile(io_t* s, int ld, const io_t* g, i64 stride, int rows,
-                                          int cols, int valid_rows, int valid_cols, int tid,
-                                          int nthreads) {
-    int chunks_per_row = cols / 8;
-    int total = rows * chunks_per_row;
-    for (int c = tid; c < total; c += nthreads) {
-        int r = c / chunks_per_row;
-        int col = (c - r * chunks_per_row) * 8;
-        bool valid = r < valid_rows && col < valid_cols;
+// Copies a ROWS x COLS tile (COLS a multiple of 8) of a global tensor whose rows are `stride`
+// elements apart into shared memory with leading dimension `ld`, NT threads taking 16-byte
+// chunks in turn (the tile and thread count are compile-time: constant divisors); rows at or
+// beyond `valid_rows` and columns at or beyond `valid_cols` (a multiple of 8: a head dim padded
+// up to the compiled envelope) are zero-filled and never read. UNROLLED unrolls the chunk loop;
+// callers whose registers are short keep it rolled, because ptxas then hoists every chunk's
+// loop-invariant offset out of the caller's tile loop and holds it in registers.
+template <int ROWS, int COLS, int NT, bool UNROLLED>
+__device__ __forceinline__ void load_tile(io_t* s, int ld, const io_t* g, i64 stride,
+                                          int valid_rows, int valid_cols, int tid) {
+    constexpr int kChunksPerRow = COLS / 8;
+    constexpr int kTotal = ROWS * kChunksPerRow;
+    constexpr int kSteps = (kTotal + NT - 1) / NT;
+#pragma unroll(UNROLLED ? kSteps : 1)
+    for (int k = 0; k < kSteps; ++k) {
+        const int c = tid + k * NT;
+        if (kTotal % NT != 0 && c >= kTotal) break;
+        const int r = c / kChunksPerRow;
+        const int col = (c - r * kChunksPerRow) * 8;
+        const bool valid = r < valid_rows && col < valid_cols;
         const io_t* src = valid ? g + (i64)r * stride + col : g;
         cp_async_16(s + r * ld + col, src, valid);
     }
 }
-
 // Keep (i, j) iff it is inside the sequences and the diagonal band (see sdpa-backward.md).
 __device__ __forceinline__ bool rime_keep(int i, int j, int sq, int skv, int shift, int has_right,
                                           int right_bound, int has_left, int left_bound) {

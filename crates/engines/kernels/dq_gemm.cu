@@ -53,20 +53,20 @@ rime_dq_gemm(const AttnParams p) {
     for (int c = 0; c < chunks; ++c) {
         const int j0 = c * BLOCK_KV;
         __syncthreads();
-        load_tile(sdS, LD_DS, gdS + j0, pitch, BLOCK_Q, BLOCK_KV, p.sq - q0, BLOCK_KV, tid,
-                  WARPS * 32);
-        load_tile(sK, LD_K, gK + j0 * p.k.ss, p.k.ss, BLOCK_KV, HEAD_DIM_QK, p.skv - j0, p.hd_qk, tid,
-                  WARPS * 32);
+        load_tile<BLOCK_Q, BLOCK_KV, WARPS * 32, false>(sdS, LD_DS, gdS + j0, pitch, p.sq - q0,
+                                                        BLOCK_KV, tid);
+        load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false>(sK, LD_K, gK + j0 * p.k.ss, p.k.ss,
+                                                            p.skv - j0, p.hd_qk, tid);
         cp_async_wait_all();
         __syncthreads();
 #pragma unroll
         for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
             u32 a[4];
-            ldsm_x4(a, addr_a(sdS, LD_DS, warp * 16, kk * 16, lane));
+            ldsm_x4(a, addr_a(smem_addr(sdS), LD_DS, warp * 16, kk * 16, lane));
 #pragma unroll
             for (int np = 0; np < HEAD_DIM_QK / 16; ++np) {
                 u32 bf[4];
-                ldsm_x4_t(bf, addr_b_t(sK, LD_K, np * 16, kk * 16, lane));
+                ldsm_x4_t(bf, addr_b_t(smem_addr(sK), LD_K, np * 16, kk * 16, lane));
                 mma_16816(acc[2 * np], a, bf[0], bf[1]);
                 mma_16816(acc[2 * np + 1], a, bf[2], bf[3]);
             }

@@ -73,7 +73,8 @@ rime_sdpa_fwd(const AttnParams p) {
     int n_begin = j_begin / BLOCK_KV;
     int n_end = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV : n_begin;
 
-    load_tile(sQ, LD_QK, gQ, p.q.ss, BLOCK_Q, HEAD_DIM_QK, p.sq - m0, p.hd_qk, tid, WARPS * 32);
+    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, false>(sQ, LD_QK, gQ, p.q.ss, p.sq - m0, p.hd_qk,
+                                                       tid);
 
     const float scale_log2 = p.scale * RIME_LOG2E;
 #if HAS_ALIBI
@@ -91,10 +92,10 @@ rime_sdpa_fwd(const AttnParams p) {
     for (int n = n_begin; n < n_end; ++n) {
         const int n0 = n * BLOCK_KV;
         __syncthreads();
-        load_tile(sK, LD_QK, gK + n0 * p.k.ss, p.k.ss, BLOCK_KV, HEAD_DIM_QK, p.skv - n0, p.hd_qk, tid,
-                  WARPS * 32);
-        load_tile(sV, LD_V, gV + n0 * p.v.ss, p.v.ss, BLOCK_KV, HEAD_DIM_V, p.skv - n0, p.hd_v, tid,
-                  WARPS * 32);
+        load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false>(sK, LD_QK, gK + n0 * p.k.ss, p.k.ss,
+                                                            p.skv - n0, p.hd_qk, tid);
+        load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, false>(sV, LD_V, gV + n0 * p.v.ss, p.v.ss,
+                                                           p.skv - n0, p.hd_v, tid);
         cp_async_wait_all();
         __syncthreads();
 
@@ -105,11 +106,11 @@ rime_sdpa_fwd(const AttnParams p) {
 #pragma unroll 1
         for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk) {
             u32 a[4];
-            ldsm_x4(a, addr_a(sQ, LD_QK, warp * 16, kk * 16, lane));
+            ldsm_x4(a, addr_a(smem_addr(sQ), LD_QK, warp * 16, kk * 16, lane));
 #pragma unroll
             for (int np = 0; np < BLOCK_KV / 16; ++np) {
                 u32 bf[4];
-                ldsm_x4(bf, addr_b(sK, LD_QK, np * 16, kk * 16, lane));
+                ldsm_x4(bf, addr_b(smem_addr(sK), LD_QK, np * 16, kk * 16, lane));
                 mma_16816(s[2 * np], a, bf[0], bf[1]);
                 mma_16816(s[2 * np + 1], a, bf[2], bf[3]);
             }
@@ -171,14 +172,11 @@ rime_sdpa_fwd(const AttnParams p) {
 #pragma unroll
         for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
             u32 a[4];
-            a[0] = pack_io2(s[2 * kk][0], s[2 * kk][1]);
-            a[1] = pack_io2(s[2 * kk][2], s[2 * kk][3]);
-            a[2] = pack_io2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            a[3] = pack_io2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+            pack_a_frag(a, s[2 * kk], s[2 * kk + 1]);
 #pragma unroll
             for (int dp = 0; dp < HEAD_DIM_V / 16; ++dp) {
                 u32 bf[4];
-                ldsm_x4_t(bf, addr_b_t(sV, LD_V, dp * 16, kk * 16, lane));
+                ldsm_x4_t(bf, addr_b_t(smem_addr(sV), LD_V, dp * 16, kk * 16, lane));
                 mma_16816(o_acc[2 * dp], a, bf[0], bf[1]);
                 mma_16816(o_acc[2 * dp + 1], a, bf[2], bf[3]);
             }

@@ -194,7 +194,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (64, 64),
         (64, 128),
         8,
-        1,
+        2,
     ),
     kernel(
         "bwd_d128_32x128",
@@ -210,7 +210,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (192, 128),
         (16, 64),
         4,
-        1,
+        2,
     ),
     // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile),
     // 64-column chunks of dS, which divide the 128-column rounding of Skv.
@@ -239,6 +239,43 @@ pub const KERNELS: &[KernelConfig] = &[
         1,
     ),
 ];
+
+/// H200 (sm_90) opt-in shared memory per block, bytes.
+pub const H200_SMEM_PER_BLOCK: u64 = 232_448;
+
+/// Backward main configurations tuned for the H200's larger shared memory, for measuring what
+/// the SM120 cap costs there (`rime bench --tuning h200`, issue 7). They are the SM120 entries
+/// of their envelope with what 101,376 B rules out: a second Q / dO buffer for d128, and for
+/// 192/128 both that and 8 warps (128 K/V rows). The analyzer never selects them; d64 has none
+/// because its SM120 entry already has both.
+pub const H200_TUNED: &[KernelConfig] = &[
+    kernel(
+        "bwd_d128_32x128_s2",
+        KernelRole::BackwardMain,
+        (128, 128),
+        (32, 128),
+        8,
+        2,
+    ),
+    kernel(
+        "bwd_d192v128_16x128_s2",
+        KernelRole::BackwardMain,
+        (192, 128),
+        (16, 128),
+        8,
+        2,
+    ),
+];
+
+/// The H200-tuned configuration of `main`'s envelope and Q tile, if there is one.
+pub fn h200_tuned(main: &KernelConfig) -> Option<&'static KernelConfig> {
+    H200_TUNED.iter().find(|k| {
+        k.role == main.role
+            && k.head_dim_qk == main.head_dim_qk
+            && k.head_dim_v == main.head_dim_v
+            && k.block_q == main.block_q
+    })
+}
 
 /// The smallest configuration of `role` whose envelope holds (dqk, dv).
 pub fn select(role: KernelRole, dqk: i64, dv: i64) -> Option<&'static KernelConfig> {
@@ -336,6 +373,23 @@ mod tests {
     }
 
     #[test]
+    fn h200_tuned_entries_need_the_h200_and_match_an_sm120_entry() {
+        for k in H200_TUNED {
+            let smem = u64::from(k.smem_bytes);
+            assert!(
+                smem > SM120_SMEM_PER_BLOCK && smem <= H200_SMEM_PER_BLOCK,
+                "{}",
+                k.name
+            );
+            let main = select(k.role, k.head_dim_qk.into(), k.head_dim_v.into()).expect("entry");
+            assert_eq!(h200_tuned(main).map(|t| t.name), Some(k.name));
+            assert!(KERNELS.iter().all(|o| o.name != k.name));
+        }
+        assert_eq!(smem_backward(32, 128, 128, 128, 2), 115_200);
+        assert_eq!(smem_backward(16, 128, 192, 128, 2), 113_920);
+    }
+
+    #[test]
     fn selection_pads_up_to_the_smallest_envelope() {
         let pick = |dqk, dv| select(KernelRole::BackwardMain, dqk, dv).map(|k| k.name);
         assert_eq!(pick(64, 64), Some("bwd_d64_64x128"));
@@ -346,8 +400,8 @@ mod tests {
         assert_eq!(pick(192, 192), None);
         assert_eq!(pick(256, 128), None);
         assert_eq!(smem_backward(32, 128, 128, 128, 1), 97_536);
-        assert_eq!(smem_backward(64, 128, 64, 64, 1), 74_240);
-        assert_eq!(smem_backward(16, 64, 192, 128, 1), 56_960);
+        assert_eq!(smem_backward(64, 128, 64, 64, 2), 93_184);
+        assert_eq!(smem_backward(16, 64, 192, 128, 2), 67_840);
         assert_eq!(smem_forward(64, 64, 128, 128, 1), 52_224);
     }
 }

@@ -39,6 +39,10 @@ pub struct BenchArgs {
     /// a case where the analyzer does not approve it is reported as rejected.
     #[arg(long, value_parser = ["atomic", "relay", "two_kernel"])]
     pub route: Option<String>,
+    /// `h200`: run the H200-tuned main kernel of each case's envelope (more shared memory than
+    /// SM120 allows; see `H200_TUNED`) instead of the SM120 one; cases without one are skipped.
+    #[arg(long, value_parser = ["h200"])]
+    pub tuning: Option<String>,
 }
 
 fn int(v: &Value, key: &str) -> anyhow::Result<i64> {
@@ -162,13 +166,23 @@ fn bench_case(
         v["rejected"] = json!(codes);
         return v;
     };
+    let tuned = match (&args.tuning, cand.config.kernel) {
+        (Some(_), Some(main)) => match rime_analyzer::sm120::kernels::h200_tuned(main) {
+            Some(k) => Some(k),
+            None => {
+                v["skipped"] = json!(format!("no H200-tuned configuration for {}", main.name));
+                return v;
+            }
+        },
+        _ => None,
+    };
     v["route"] = json!(cand.config.route.map(|r| r.to_string()));
-    v["kernel"] = json!(cand.config.kernel.map(|k| k.name));
+    v["kernel"] = json!(tuned.or(cand.config.kernel).map(|k| k.name));
     v["dq_kernel"] = json!(cand.config.dq_kernel.map(|k| k.name));
     v["workspace_bytes"] = json!(cand.config.workspace.total_bytes());
     let timed = (|| -> Result<Vec<f64>, rime_engines::EngineError> {
         let mut w = Workload::new(dev, graph.clone(), 1, false)?;
-        let mut p = Prepared::new(dev, &report, cand)?;
+        let mut p = Prepared::with_main_kernel(dev, &report, cand, tuned)?;
         p.time(dev, &mut w.pack, args.warmup, args.iters)
     })();
     match timed {
@@ -197,6 +211,8 @@ fn cell(v: &Value, key: &str, digits: usize) -> String {
 fn table_row(v: &Value) -> String {
     let what = if let Some(r) = v.get("rejected") {
         format!("rejected {r}")
+    } else if let Some(s) = v.get("skipped").and_then(Value::as_str) {
+        format!("skipped: {s}")
     } else if let Some(e) = v.get("error").and_then(Value::as_str) {
         format!("error: {}", e.lines().next().unwrap_or(""))
     } else {
@@ -244,8 +260,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     let target = rime_engines::cuda::auto_target(0)?;
     let p = dev.properties();
     let header = format!(
-        "rime bench --suite {}: {} cases on {} (sm_{}{}, {} SMs), {} warm-up + {} timed runs each, CUDA events, median",
+        "rime bench --suite {}{}: {} cases on {} (sm_{}{}, {} SMs), {} warm-up + {} timed runs each, CUDA events, median",
         args.suite,
+        args.tuning.as_ref().map_or(String::new(), |t| format!(" --tuning {t}")),
         cases.len(),
         p.name,
         p.compute_capability.0,

@@ -149,6 +149,7 @@ impl KernelBuild {
                 ("BLOCK_Q", k.block_q.into()),
                 ("BLOCK_KV", k.block_kv.into()),
                 ("WARPS", k.warps.into()),
+                ("STAGES", k.stages.into()),
                 ("IS_BF16", io.is_bf16()),
                 ("SMEM_BYTES", k.smem_bytes.into()),
             ],

@@ -55,7 +55,18 @@ mod tests {
                 "{}",
                 k.name
             );
-            assert_eq!(k.stages, 1, "{}: the kernels are single-stage", k.name);
+            // Only the backward main kernel double-buffers its streamed tiles (STAGES 2).
+            let max_stages = if k.role == KernelRole::BackwardMain {
+                2
+            } else {
+                1
+            };
+            assert!(
+                (1..=max_stages).contains(&k.stages),
+                "{}: {} stages",
+                k.name,
+                k.stages
+            );
             let rows_per_warp = match k.role {
                 KernelRole::BackwardMain => k.block_kv,
                 KernelRole::Forward | KernelRole::DqGemm => k.block_q,

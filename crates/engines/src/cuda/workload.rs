@@ -335,12 +335,33 @@ impl Prepared {
         report: &rime_analyzer::SupportReport,
         candidate: &Candidate,
     ) -> Result<Self, EngineError> {
-        let approved = report
+        Self::with_main_kernel(dev, report, candidate, None)
+    }
+
+    /// [`Prepared::new`] with the main kernel swapped for `kernel` when given (an
+    /// [`H200_TUNED`](rime_analyzer::sm120::kernels::H200_TUNED) entry of the same envelope and
+    /// Q tile; see [`ApprovedPlan::with_main_kernel`](rime_analyzer::ApprovedPlan::with_main_kernel)).
+    ///
+    /// # Errors
+    /// Approval, a kernel that does not match the candidate's, compile or driver errors.
+    pub fn with_main_kernel(
+        dev: &Arc<CudaDevice>,
+        report: &rime_analyzer::SupportReport,
+        candidate: &Candidate,
+        kernel: Option<&'static rime_analyzer::KernelConfig>,
+    ) -> Result<Self, EngineError> {
+        let unsupported = |feature| EngineError::Unsupported {
+            engine: "sm120",
+            feature,
+        };
+        let mut approved = report
             .approve(candidate)
-            .map_err(|_| EngineError::Unsupported {
-                engine: "sm120",
-                feature: "approval",
-            })?;
+            .map_err(|_| unsupported("approval"))?;
+        if let Some(k) = kernel {
+            approved = approved
+                .with_main_kernel(k)
+                .ok_or_else(|| unsupported("a main kernel of another envelope or Q tile"))?;
+        }
         let plan = Sm120EnginePlan::new(Arc::clone(dev), &approved)?;
         let workspace = Workspace::Device(DeviceWorkspace::new(dev, plan.workspace_size().max(1))?);
         Ok(Self { plan, workspace })
