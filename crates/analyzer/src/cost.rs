@@ -10,10 +10,11 @@
 //! - Bytes: every bound tensor once, plus route traffic: the f32 dQ accumulator is zeroed,
 //!   written back once (the reductions themselves land in L2) and read by the convert kernel
 //!   (atomic, relay).
-//! - two_kernel adds its dQ pass to the main kernel's time rather than overlapping it: the dS
-//!   round trip (written by the main kernel, read back) at the bandwidth, plus the dQ GEMM's
+//! - two_kernel adds [`TWO_KERNEL_NET`] of its separate dQ pass, estimated on its own: the dS
+//!   round trip (written by the main kernel, read back) at the bandwidth plus the dQ GEMM's
 //!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate, never halved for a causal mask (the
-//!   GEMM runs over the whole zero-filled dS).
+//!   GEMM runs over the whole zero-filled dS). The rest is paid for by its main kernel, which
+//!   skips the dQ product and its reductions.
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
 //!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
 //!   memory and threads per SM: a 99 KB block runs once per SM on SM120, twice on an H200;
@@ -23,15 +24,17 @@
 //! - On a GPU target the CPU reference ranks after every GPU configuration (see
 //!   [`mod@crate::heuristics`]): it is a reference, and its data would cross PCIe.
 //! - Determinism: relay serialises the KV-tile blocks of one Q tile: [`RELAY_PENALTY`] of the
-//!   kernel time for a 128-row KV tile, scaled by 128 / KV tile (the turns per Q tile).
+//!   kernel time for a 128-row KV tile, scaled by the square root of 128 / KV tile.
 //!
-//! Calibration (H200, 2026-11-29 23:18 UTC, `rime bench --filter " det " --route R` on the
-//! standard suite's deterministic rows, docs/performance.md): relay / atomic time measured
-//! 1.18-1.51 with the 128-row kernels and 1.56-1.59 with the 64-row 192/128 kernel;
-//! two_kernel / atomic 1.07-1.51 without a causal mask and 1.23-1.99 with one. With these terms
-//! the model picks the faster of relay and two_kernel on 24 of those 26 rows for the h200
-//! target (the two others, per-batch bias d64 without a mask, lose 5-6%); the previous
-//! constants (relay +15%, dS traffic hidden under the compute bound) picked it on 15.
+//! Calibration (H200, 2026-11-30 00:26 UTC, `rime bench --filter det --route R` on the standard
+//! suite's 26 deterministic rows, docs/gpu-runs/2026-11-30-record/routes, against the atomic
+//! times of the 00:19 UTC run): relay / atomic 1.18-1.45 with the 128-row kernels and
+//! 1.39-1.51 with the 64-row 192/128 kernel; two_kernel / atomic 1.04-1.15 without a causal mask
+//! (0.79-0.87 at 192/128, whose atomic kernel is the slowest) and 1.02-1.56 with one. With these
+//! terms the model picks the faster of relay and two_kernel on 23 of the 26 rows for the h200
+//! target and the misses lose at most 3% (a test in the CLI's bench command holds it to 23 and
+//! 5%); the previous constants (relay +45% x 128 / KV tile, the whole dQ pass added) picked it on
+//! 17 after this session's kernel changes, losing up to 27%.
 
 use rime_graph::{Graph, Node, Port, SdpaShape};
 
@@ -45,8 +48,12 @@ pub const HOST_TFLOPS: f64 = 0.05;
 /// Host memory bandwidth seen by the CPU reference engine, GB/s.
 pub const HOST_GBS: f64 = 20.0;
 /// Extra time of the relay route's ordered dQ accumulation with 128-row KV tiles, as a fraction
-/// (scaled by 128 / the kernel's KV tile).
-pub const RELAY_PENALTY: f64 = 0.45;
+/// (scaled by the square root of 128 / the kernel's KV tile).
+pub const RELAY_PENALTY: f64 = 0.33;
+/// Share of two_kernel's separate dQ pass (dS round trip and dQ GEMM, estimated on their own)
+/// that shows in its total time: its main kernel skips the dQ product and reductions, which
+/// pays for the rest.
+pub const TWO_KERNEL_NET: f64 = 0.3;
 /// Fixed cost of one kernel launch, seconds.
 pub const LAUNCH_SECONDS: f64 = 5e-6;
 /// Shared memory the driver reserves per block on sm_80 and newer, bytes.
@@ -167,8 +174,9 @@ pub fn estimate(
         (Some(Route::TwoKernel), _) => {
             let pitch = (s.skv as f64 / 128.0).ceil() * 128.0;
             let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk;
-            seconds += 2.0 * region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0)
-                + gemm / rate.max(1.0);
+            seconds += TWO_KERNEL_NET
+                * (2.0 * region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0)
+                    + gemm / rate.max(1.0));
         }
         _ => {}
     }
@@ -209,9 +217,10 @@ fn region_bytes(config: &EngineConfig, kind: RegionKind) -> f64 {
         .map_or(0.0, |r| r.bytes as f64)
 }
 
-/// Extra fraction of the relay route: [`RELAY_PENALTY`] per 128-row KV tile's worth of turns.
+/// Extra fraction of the relay route: [`RELAY_PENALTY`] for 128-row KV tiles, growing with the
+/// square root of the turns per Q tile for smaller ones.
 pub fn relay_penalty(kernel: &KernelConfig) -> f64 {
-    RELAY_PENALTY * 128.0 / f64::from(kernel.block_kv.max(1))
+    RELAY_PENALTY * (128.0 / f64::from(kernel.block_kv.max(1))).sqrt()
 }
 
 /// Traffic of the route's workspace beyond writing it once, overlapped with the main kernel

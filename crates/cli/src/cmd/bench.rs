@@ -329,4 +329,54 @@ mod tests {
                                "causal": [false], "deterministic": [false]}});
         assert!(suite_cases(&bad, "s").is_err());
     }
+
+    /// The cost model's first deterministic route against both routes timed on the H200
+    /// (docs/gpu-runs/2026-11-30-record/routes, `rime bench --route R --filter det`): it must
+    /// pick the faster one on at least 23 of the 26 rows, and lose at most 5% where it misses.
+    #[test]
+    fn deterministic_route_choice_follows_the_h200_timings() {
+        let runs = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/gpu-runs/2026-11-30-record/routes"
+        );
+        let times = |route: &str| -> std::collections::BTreeMap<String, f64> {
+            let path = format!("{runs}/{route}/results.json");
+            let v: Value =
+                serde_json::from_str(&std::fs::read_to_string(path).expect("run")).expect("json");
+            v["results"]
+                .as_array()
+                .expect("results")
+                .iter()
+                .filter_map(|r| Some((r["name"].as_str()?.to_string(), r["median_ms"].as_f64()?)))
+                .collect()
+        };
+        let (relay, two_kernel) = (times("relay"), times("two_kernel"));
+        let target = rime_analyzer::Target::by_name("h200").expect("profile");
+        let (mut rows, mut right, mut worst) = (0, 0, 1.0f64);
+        for c in suite_cases(&suites(), "standard").expect("suite") {
+            let (Some(&r), Some(&t)) = (relay.get(&c.name()), two_kernel.get(&c.name())) else {
+                continue;
+            };
+            let (_, ranked) = sm120_candidates(&c.graph().expect("graph"), &target);
+            let first = ranked
+                .iter()
+                .find_map(|x| {
+                    x.config
+                        .route
+                        .filter(|&q| q != rime_analyzer::Route::Atomic)
+                })
+                .expect("a deterministic route");
+            let chosen = if first == rime_analyzer::Route::Relay {
+                r
+            } else {
+                t
+            };
+            rows += 1;
+            right += usize::from(chosen <= r.min(t));
+            worst = worst.max(chosen / r.min(t));
+        }
+        assert_eq!(rows, 26);
+        assert!(right >= 23, "faster route picked on {right} of {rows} rows");
+        assert!(worst <= 1.05, "a miss loses {worst:.3}x");
+    }
 }
