@@ -1,7 +1,8 @@
 //! SM120 fitness: every kernel specialization of every entry of the analyzer's sm120 table is
 //! compiled by NVRTC for compute_120 and assembled by `ptxas -arch=sm_120 -v`; the test asserts
 //! static + dynamic shared memory <= 101,376 bytes, zero spill bytes, no stack frame, and
-//! registers x threads within what one block may use under its launch bounds.
+//! registers x threads within what one block may use under its launch bounds. The H200-tuned
+//! entries (benchmarks only) are compiled for sm_90 against its 232,448 B, spills reported.
 //!
 //! Needs NVRTC (libnvrtc.so.13 on the loader path) and ptxas (`RIME_PTXAS`, else `ptxas` on
 //! PATH). Without them it skips, saying why, unless `RIME_REQUIRE_NVRTC=1` (CI sets it).
@@ -12,12 +13,13 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use rime_analyzer::sm120::kernels::{H200_SMEM_PER_BLOCK, H200_TUNED};
 use rime_engines::cuda::compile::{compile_ptx, KernelBuild};
 use rime_engines::cuda::probe::nvrtc_present;
 use rime_engines::cuda::table::{KERNELS, SM120_SMEM_PER_BLOCK};
 
-/// Registers per SM on sm_120 (64K 32-bit registers).
-const SM120_REGISTERS_PER_SM: u32 = 65_536;
+/// Registers per SM on sm_120 and sm_90 (64K 32-bit registers).
+const REGISTERS_PER_SM: u32 = 65_536;
 
 fn ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("RIME_PTXAS") {
@@ -74,22 +76,28 @@ fn parse(log: &str) -> PtxasReport {
     r
 }
 
-#[test]
-fn every_sm120_configuration_fits() {
-    if !nvrtc_present() {
-        return skip_or_fail("NVRTC (libnvrtc.so.13) is not on the loader path");
-    }
-    let Some(ptxas) = ptxas() else {
-        return skip_or_fail("ptxas was not found (set RIME_PTXAS)");
-    };
-    let dir = std::env::temp_dir().join(format!("rime-fitness-{}", std::process::id()));
+/// What a target allows one block.
+struct Limits {
+    /// `compute_NN` / `sm_NN`.
+    arch: u32,
+    /// Shared memory per block, bytes.
+    smem: u64,
+    /// Spill bytes and a stack frame fail the check.
+    no_spills: bool,
+}
+
+/// Compiles every specialization of `configs` for `limits.arch` and returns (specializations
+/// checked, failures).
+fn check(configs: &[rime_analyzer::KernelConfig], limits: &Limits) -> (usize, Vec<String>) {
+    let arch = limits.arch;
+    let dir = std::env::temp_dir().join(format!("rime-fitness-{}-{arch}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut failures = Vec::new();
     let mut checked = 0;
-    for cfg in KERNELS {
+    for cfg in configs {
         for build in KernelBuild::all_for(cfg) {
-            let what = build.describe();
-            let ptx = match compile_ptx(&build, 120) {
+            let what = format!("sm_{arch} {}", build.describe());
+            let ptx = match compile_ptx(&build, arch) {
                 Ok(p) => p,
                 Err(e) => {
                     failures.push(format!("{what}: {e}"));
@@ -98,8 +106,8 @@ fn every_sm120_configuration_fits() {
             };
             let ptx_path = dir.join(format!("k{checked}.ptx"));
             std::fs::write(&ptx_path, ptx).expect("write ptx");
-            let out = Command::new(&ptxas)
-                .args(["-arch=sm_120", "-v", "-o"])
+            let out = Command::new(ptxas().expect("ptxas"))
+                .args([format!("-arch=sm_{arch}").as_str(), "-v", "-o"])
                 .arg(dir.join(format!("k{checked}.cubin")))
                 .arg(&ptx_path)
                 .output()
@@ -116,12 +124,13 @@ fn every_sm120_configuration_fits() {
                 "{what}: {} regs x {} threads, smem {} B (static {} + dynamic {}), spills {}/{}, stack {}",
                 r.registers, build.threads, smem, r.static_smem, build.smem_bytes, r.spill_stores, r.spill_loads, r.stack
             );
-            if u64::from(smem) > SM120_SMEM_PER_BLOCK {
+            if u64::from(smem) > limits.smem {
                 failures.push(format!(
-                    "{what}: shared memory {smem} B > {SM120_SMEM_PER_BLOCK} B"
+                    "{what}: shared memory {smem} B > {} B",
+                    limits.smem
                 ));
             }
-            if r.spill_stores != 0 || r.spill_loads != 0 || r.stack != 0 {
+            if limits.no_spills && (r.spill_stores != 0 || r.spill_loads != 0 || r.stack != 0) {
                 failures.push(format!(
                     "{what}: spills {}/{} B, stack {} B",
                     r.spill_stores, r.spill_loads, r.stack
@@ -129,7 +138,7 @@ fn every_sm120_configuration_fits() {
             }
             if r.registers == 0
                 || r.registers > 255
-                || r.registers * build.threads > SM120_REGISTERS_PER_SM
+                || r.registers * build.threads > REGISTERS_PER_SM
             {
                 failures.push(format!(
                     "{what}: {} registers x {} threads exceed one block's budget",
@@ -139,10 +148,51 @@ fn every_sm120_configuration_fits() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    (checked, failures)
+}
+
+#[test]
+fn every_sm120_configuration_fits() {
+    if !nvrtc_present() {
+        return skip_or_fail("NVRTC (libnvrtc.so.13) is not on the loader path");
+    }
+    if ptxas().is_none() {
+        return skip_or_fail("ptxas was not found (set RIME_PTXAS)");
+    }
+    let limits = Limits {
+        arch: 120,
+        smem: SM120_SMEM_PER_BLOCK,
+        no_spills: true,
+    };
+    let (checked, failures) = check(KERNELS, &limits);
     assert!(checked > 0, "no kernel was checked");
     assert!(
         failures.is_empty(),
         "SM120 fitness failures:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// The H200-tuned entries (benchmarks only) compile for sm_90 and fit its 232,448 B per block.
+/// Spills are reported, not failed: these are measuring configurations, never selected.
+#[test]
+fn h200_tuned_configurations_compile_for_sm_90() {
+    if !nvrtc_present() {
+        return skip_or_fail("NVRTC (libnvrtc.so.13) is not on the loader path");
+    }
+    if ptxas().is_none() {
+        return skip_or_fail("ptxas was not found (set RIME_PTXAS)");
+    }
+    let limits = Limits {
+        arch: 90,
+        smem: H200_SMEM_PER_BLOCK,
+        no_spills: false,
+    };
+    let (checked, failures) = check(H200_TUNED, &limits);
+    assert!(checked > 0, "no kernel was checked");
+    assert!(
+        failures.is_empty(),
+        "H200-tuned failures:\n{}",
         failures.join("\n")
     );
 }

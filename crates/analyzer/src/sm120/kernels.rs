@@ -310,9 +310,9 @@ pub fn kernels_markdown() -> String {
          | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | dtypes |\n\
          |---|---|---|---|---|---|---|---|---|\n",
     );
-    for k in KERNELS {
+    let row = |k: &KernelConfig| {
         let dtypes: Vec<&str> = k.dtypes.iter().map(|d| d.name()).collect();
-        out.push_str(&format!(
+        format!(
             "| `{}` | {} | ({}, {}) | {} | {} | {} | {} | {} | {} |\n",
             k.name,
             k.role.name(),
@@ -324,8 +324,18 @@ pub fn kernels_markdown() -> String {
             k.stages,
             k.smem_bytes,
             dtypes.join(", ")
-        ));
-    }
+        )
+    };
+    out.extend(KERNELS.iter().map(row));
+    out.push_str(
+        "\n## H200-tuned configurations (benchmarks only)\n\n`H200_TUNED`: never selected by the \
+         analyzer; `rime bench --tuning h200` runs them in place of the SM120 entry of the same \
+         envelope and Q tile, to measure what the 101,376 B cap costs on an H200 (232,448 B per \
+         block).\n\n\
+         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | dtypes |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    out.extend(H200_TUNED.iter().map(row));
     out
 }
 
