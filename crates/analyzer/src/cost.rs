@@ -17,10 +17,10 @@
 //!   skips the dQ product and its reductions.
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
 //!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
-//!   memory and threads per SM: a 99 KB block runs once per SM on SM120, twice on an H200;
-//!   registers are not modelled, though the 8-warp backward kernels fill the register file and
-//!   so run once per SM on both); the
-//!   CPU reference engine runs at [`HOST_TFLOPS`] / [`HOST_GBS`] whatever the target.
+//!   memory, threads and registers per SM: the 8-warp backward kernels hold 256 registers per
+//!   thread and so run once per SM on SM120 and the H200 alike, the 4-warp 192/128 one twice on
+//!   an H200 and once on SM120, whose 100 KiB per SM takes one of its 67 KB blocks); the CPU
+//!   reference engine runs at [`HOST_TFLOPS`] / [`HOST_GBS`] whatever the target.
 //! - On a GPU target the CPU reference ranks after every GPU configuration (see
 //!   [`mod@crate::heuristics`]): it is a reference, and its data would cross PCIe.
 //! - Determinism: relay serialises the KV-tile blocks of one Q tile: [`RELAY_PENALTY`] of the
@@ -58,6 +58,8 @@ pub const TWO_KERNEL_NET: f64 = 0.3;
 pub const LAUNCH_SECONDS: f64 = 5e-6;
 /// Shared memory the driver reserves per block on sm_80 and newer, bytes.
 pub const SMEM_RESERVED_PER_BLOCK: u64 = 1024;
+/// 32-bit registers per SM on sm_80, sm_90 and sm_120.
+pub const REGISTERS_PER_SM: u64 = 65_536;
 
 /// What bounds an estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -101,11 +103,13 @@ pub struct CostEstimate {
     pub utilization: f64,
 }
 
-/// Blocks of `kernel` resident at once on one SM of `target`.
+/// Blocks of `kernel` resident at once on one SM of `target`: the least of what shared memory,
+/// threads and registers allow.
 pub fn blocks_per_sm(kernel: &KernelConfig, target: &Target) -> u64 {
     let by_smem = target.smem_per_sm / (u64::from(kernel.smem_bytes) + SMEM_RESERVED_PER_BLOCK);
     let by_threads = u64::from(target.max_threads_per_sm / kernel.threads().max(1));
-    by_smem.min(by_threads).min(32)
+    let by_registers = REGISTERS_PER_SM / u64::from((kernel.threads() * kernel.registers).max(1));
+    by_smem.min(by_threads).min(by_registers).min(32)
 }
 
 /// Blocks of the main kernel: one per (b, query head, Q tile) forward, one per (b, KV head,
@@ -268,10 +272,15 @@ mod tests {
         let fwd = select(KernelRole::Forward, 64, 64).expect("fwd d64");
         let t = |n: &str| Target::by_name(n).expect("target");
         // 97,536 B + 1 KiB reserved: one per SM120 SM (100 KiB), two per H200 SM (228 KiB) by
-        // shared memory (registers, not modelled, allow one: 256 threads x 245 registers).
+        // shared memory, but 256 threads x 256 registers fill the register file: one on both.
         assert_eq!(blocks_per_sm(d128, &t("rtx-pro-6000")), 1);
-        assert_eq!(blocks_per_sm(d128, &t("h200")), 2);
-        // 27,648 B, 128 threads: three fit in 100 KiB on SM120.
+        assert_eq!(blocks_per_sm(d128, &t("h200")), 1);
+        // 67,840 B x 128 threads x 256 registers: one per SM120 SM (shared memory), two per
+        // H200 SM (registers; shared memory would allow three).
+        let d192 = select(KernelRole::BackwardMain, 192, 128).expect("d192");
+        assert_eq!(blocks_per_sm(d192, &t("rtx-pro-6000")), 1);
+        assert_eq!(blocks_per_sm(d192, &t("h200")), 2);
+        // 27,648 B, 128 threads x 168 registers: three fit in 100 KiB and in 64K registers.
         assert_eq!(blocks_per_sm(fwd, &t("rtx-5090")), 3);
         assert_eq!(blocks_per_sm(fwd, &t("cpu")), 0);
     }

@@ -1,6 +1,7 @@
 //! SM120 fitness: every kernel specialization of every entry of the analyzer's sm120 table is
 //! compiled by NVRTC for compute_120 and assembled by `ptxas -arch=sm_120 -v`; the test asserts
-//! static + dynamic shared memory <= 101,376 bytes, zero spill bytes, no stack frame, and
+//! static + dynamic shared memory <= 101,376 bytes, zero spill bytes, no stack frame, registers
+//! within the entry's `registers` budget (which the cost model counts blocks per SM from), and
 //! registers x threads within what one block may use under its launch bounds. The H200-tuned
 //! entries (benchmarks only) are compiled for sm_90 against its 232,448 B, spills reported.
 //!
@@ -134,6 +135,12 @@ fn check(configs: &[rime_analyzer::KernelConfig], limits: &Limits) -> (usize, Ve
                 failures.push(format!(
                     "{what}: spills {}/{} B, stack {} B",
                     r.spill_stores, r.spill_loads, r.stack
+                ));
+            }
+            if r.registers > cfg.registers {
+                failures.push(format!(
+                    "{what}: {} registers > the table's {} for {} (update kernels.rs)",
+                    r.registers, cfg.registers, cfg.name
                 ));
             }
             if r.registers == 0

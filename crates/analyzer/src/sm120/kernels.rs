@@ -66,6 +66,10 @@ pub struct KernelConfig {
     pub warps: u32,
     /// cp.async pipeline stages of the streamed operand.
     pub stages: u32,
+    /// Registers per thread the entry is held to: ptxas's count for its widest specialization
+    /// on sm_120, rounded up to the allocation unit of 8 (the fitness test checks every
+    /// specialization against it; the cost model derives blocks per SM from it).
+    pub registers: u32,
     /// Shared memory per block, bytes (from the formulas below).
     pub smem_bytes: u32,
     /// io data types it is compiled for.
@@ -140,6 +144,7 @@ const fn kernel(
     (block_q, block_kv): (u32, u32),
     warps: u32,
     stages: u32,
+    registers: u32,
 ) -> KernelConfig {
     KernelConfig {
         name,
@@ -150,6 +155,7 @@ const fn kernel(
         block_kv,
         warps,
         stages,
+        registers,
         smem_bytes: smem_bytes(role, block_q, block_kv, head_dim_qk, head_dim_v, stages),
         dtypes: HALF,
     }
@@ -165,6 +171,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (64, 64),
         4,
         1,
+        168,
     ),
     kernel(
         "fwd_d128_64x64",
@@ -173,6 +180,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (64, 64),
         4,
         1,
+        208,
     ),
     kernel(
         "fwd_d192v128_64x64",
@@ -181,6 +189,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (64, 64),
         4,
         1,
+        200,
     ),
     // Backward main: 16 K/V rows per warp, dK/dV in registers for the whole block; Q tiles of
     // 64 rows, 32 for d128 and 16 for 192/128 so that dK + dV + S + dP stay in 255 registers
@@ -195,6 +204,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (64, 128),
         8,
         2,
+        256,
     ),
     kernel(
         "bwd_d128_32x128",
@@ -203,6 +213,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (32, 128),
         8,
         1,
+        256,
     ),
     kernel(
         "bwd_d192v128_16x64",
@@ -211,6 +222,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (16, 64),
         4,
         2,
+        256,
     ),
     // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile),
     // 64-column chunks of dS, which divide the 128-column rounding of Skv.
@@ -221,6 +233,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         1,
+        88,
     ),
     kernel(
         "dq_gemm_d128_128x64",
@@ -229,6 +242,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         1,
+        136,
     ),
     kernel(
         "dq_gemm_d192v128_128x64",
@@ -237,6 +251,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         1,
+        184,
     ),
 ];
 
@@ -256,6 +271,7 @@ pub const H200_TUNED: &[KernelConfig] = &[
         (32, 128),
         8,
         2,
+        256,
     ),
     kernel(
         "bwd_d192v128_16x128_s2",
@@ -264,6 +280,7 @@ pub const H200_TUNED: &[KernelConfig] = &[
         (16, 128),
         8,
         2,
+        256,
     ),
 ];
 
@@ -306,14 +323,16 @@ pub fn kernels_markdown() -> String {
          by `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer kernels_doc`; do not edit. -->\n\n\
          Every configuration the analyzer can select; the CUDA engine implements each one. Shared \
          memory is derived from the tiles (`smem_forward`, `smem_backward`, `smem_dq_gemm`) and must \
-         stay within 101,376 B per block.\n\n\
-         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | dtypes |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+         stay within 101,376 B per block; registers are the per-thread budget the fitness test \
+         holds every specialization to (ptxas, sm_120), from which the cost model counts blocks \
+         per SM.\n\n\
+         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | registers | dtypes |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
     let row = |k: &KernelConfig| {
         let dtypes: Vec<&str> = k.dtypes.iter().map(|d| d.name()).collect();
         format!(
-            "| `{}` | {} | ({}, {}) | {} | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | ({}, {}) | {} | {} | {} | {} | {} | {} | {} |\n",
             k.name,
             k.role.name(),
             k.head_dim_qk,
@@ -323,6 +342,7 @@ pub fn kernels_markdown() -> String {
             k.warps,
             k.stages,
             k.smem_bytes,
+            k.registers,
             dtypes.join(", ")
         )
     };
@@ -332,8 +352,8 @@ pub fn kernels_markdown() -> String {
          analyzer; `rime bench --tuning h200` runs them in place of the SM120 entry of the same \
          envelope and Q tile, to measure what the 101,376 B cap costs on an H200 (232,448 B per \
          block).\n\n\
-         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | dtypes |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | registers | dtypes |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
     out.extend(H200_TUNED.iter().map(row));
     out
