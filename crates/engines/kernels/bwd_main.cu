@@ -187,6 +187,16 @@ __device__ __forceinline__ void store_ds_tile(io_t* dst, i64 stride, int rows, i
     }
 }
 
+// Step kk (16 columns) of this warp's 16-row strip times BLOCK_Q rows, both operands from
+// [row][k] tiles in shared memory with rows LD elements apart: A at the lane's address a_lane,
+// B at b_lane (the S^T = K Q^T and dP^T = V dO^T products).
+template <int LD>
+__device__ __forceinline__ void strip_k16(float (*acc)[4], u32 a_lane, u32 b_lane, int kk) {
+    u32 a[4];
+    ldsm_x4(a, a_lane + tile_off(LD, 0, kk * 16));
+    mma_k16<BLOCK_Q / 16, false>(acc, a, b_lane + tile_off(LD, 0, kk * 16), tile_off(LD, 16, 0));
+}
+
 // P^T in place of S^T: exp2(S * scale * log2 e + Bias * log2 e + ALiBi - Stats * log2 e), 0
 // where (i, j) is masked. Tiles wholly inside the sequences and the band skip the mask test
 // (MASKED false), a uniform branch per step instead of a select per element.
@@ -404,28 +414,15 @@ rime_bwd_main(const AttnParams p) {
         constexpr int kJoint = (HEAD_DIM_QK < HEAD_DIM_V ? HEAD_DIM_QK : HEAD_DIM_V) / 16;
         K_UNROLL
         for (int kk = 0; kk < kJoint; ++kk) {
-            u32 a[4];
-            ldsm_x4(a, a_k + tile_off(LD_QK, 0, kk * 16));
-            mma_k16<BLOCK_Q / 16, false>(s, a, b_q + q_off + tile_off(LD_QK, 0, kk * 16),
-                                         tile_off(LD_QK, 16, 0));
-            ldsm_x4(a, a_v + tile_off(LD_V, 0, kk * 16));
-            mma_k16<BLOCK_Q / 16, false>(dpt, a, b_do + do_off + tile_off(LD_V, 0, kk * 16),
-                                         tile_off(LD_V, 16, 0));
+            strip_k16<LD_QK>(s, a_k, b_q + q_off, kk);
+            strip_k16<LD_V>(dpt, a_v, b_do + do_off, kk);
         }
 #pragma unroll
-        for (int kk = kJoint; kk < HEAD_DIM_QK / 16; ++kk) {
-            u32 a[4];
-            ldsm_x4(a, a_k + tile_off(LD_QK, 0, kk * 16));
-            mma_k16<BLOCK_Q / 16, false>(s, a, b_q + q_off + tile_off(LD_QK, 0, kk * 16),
-                                         tile_off(LD_QK, 16, 0));
-        }
+        for (int kk = kJoint; kk < HEAD_DIM_QK / 16; ++kk)
+            strip_k16<LD_QK>(s, a_k, b_q + q_off, kk);
 #pragma unroll
-        for (int kk = kJoint; kk < HEAD_DIM_V / 16; ++kk) {
-            u32 a[4];
-            ldsm_x4(a, a_v + tile_off(LD_V, 0, kk * 16));
-            mma_k16<BLOCK_Q / 16, false>(dpt, a, b_do + do_off + tile_off(LD_V, 0, kk * 16),
-                                         tile_off(LD_V, 16, 0));
-        }
+        for (int kk = kJoint; kk < HEAD_DIM_V / 16; ++kk)
+            strip_k16<LD_V>(dpt, a_v, b_do + do_off, kk);
         if (interior)
             p_from_s<false>(s, lse, bias2, p, L, q0, kv_row0, t, scale_log2, alibi_log2);
         else
