@@ -115,12 +115,7 @@ impl ApprovedPlan {
     /// configurations. The analyzer itself never selects such a kernel; `None` when `kernel`
     /// does not match.
     pub fn with_main_kernel(&self, kernel: &'static KernelConfig) -> Option<Self> {
-        let main = self.config.kernel?;
-        let matches = kernel.role == main.role
-            && kernel.head_dim_qk == main.head_dim_qk
-            && kernel.head_dim_v == main.head_dim_v
-            && kernel.block_q == main.block_q;
-        matches.then(|| {
+        self.config.kernel?.interchangeable(kernel).then(|| {
             let mut plan = self.clone();
             plan.config.kernel = Some(kernel);
             plan

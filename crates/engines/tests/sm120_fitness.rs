@@ -158,48 +158,42 @@ fn check(configs: &[rime_analyzer::KernelConfig], limits: &Limits) -> (usize, Ve
     (checked, failures)
 }
 
-#[test]
-fn every_sm120_configuration_fits() {
+/// Runs [`check`] when NVRTC and ptxas are there (else skips, or fails under
+/// `RIME_REQUIRE_NVRTC=1`) and fails on any finding, headed by `label`.
+fn require_fit(configs: &[rime_analyzer::KernelConfig], limits: &Limits, label: &str) {
     if !nvrtc_present() {
         return skip_or_fail("NVRTC (libnvrtc.so.13) is not on the loader path");
     }
     if ptxas().is_none() {
         return skip_or_fail("ptxas was not found (set RIME_PTXAS)");
     }
+    let (checked, failures) = check(configs, limits);
+    assert!(checked > 0, "no kernel was checked");
+    assert!(
+        failures.is_empty(),
+        "{label} failures:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_sm120_configuration_fits() {
     let limits = Limits {
         arch: 120,
         smem: SM120_SMEM_PER_BLOCK,
         no_spills: true,
     };
-    let (checked, failures) = check(KERNELS, &limits);
-    assert!(checked > 0, "no kernel was checked");
-    assert!(
-        failures.is_empty(),
-        "SM120 fitness failures:\n{}",
-        failures.join("\n")
-    );
+    require_fit(KERNELS, &limits, "SM120 fitness");
 }
 
 /// The H200-tuned entries (benchmarks only) compile for sm_90 and fit its 232,448 B per block.
 /// Spills are reported, not failed: these are measuring configurations, never selected.
 #[test]
 fn h200_tuned_configurations_compile_for_sm_90() {
-    if !nvrtc_present() {
-        return skip_or_fail("NVRTC (libnvrtc.so.13) is not on the loader path");
-    }
-    if ptxas().is_none() {
-        return skip_or_fail("ptxas was not found (set RIME_PTXAS)");
-    }
     let limits = Limits {
         arch: 90,
         smem: H200_SMEM_PER_BLOCK,
         no_spills: false,
     };
-    let (checked, failures) = check(H200_TUNED, &limits);
-    assert!(checked > 0, "no kernel was checked");
-    assert!(
-        failures.is_empty(),
-        "H200-tuned failures:\n{}",
-        failures.join("\n")
-    );
+    require_fit(H200_TUNED, &limits, "H200-tuned");
 }

@@ -87,6 +87,15 @@ impl KernelConfig {
         dqk <= self.head_dim_qk as i64 && dv <= self.head_dim_v as i64
     }
 
+    /// True when `other` can stand in for this configuration in an approved plan: the same role,
+    /// envelope and Q tile, so the plan's workspace (sized by them) fits it exactly.
+    pub fn interchangeable(&self, other: &KernelConfig) -> bool {
+        self.role == other.role
+            && self.head_dim_qk == other.head_dim_qk
+            && self.head_dim_v == other.head_dim_v
+            && self.block_q == other.block_q
+    }
+
     /// True when (dqk, dv) equals the envelope (no padding).
     pub const fn is_exact(&self, dqk: i64, dv: i64) -> bool {
         dqk == self.head_dim_qk as i64 && dv == self.head_dim_v as i64
@@ -286,12 +295,7 @@ pub const H200_TUNED: &[KernelConfig] = &[
 
 /// The H200-tuned configuration of `main`'s envelope and Q tile, if there is one.
 pub fn h200_tuned(main: &KernelConfig) -> Option<&'static KernelConfig> {
-    H200_TUNED.iter().find(|k| {
-        k.role == main.role
-            && k.head_dim_qk == main.head_dim_qk
-            && k.head_dim_v == main.head_dim_v
-            && k.block_q == main.block_q
-    })
+    H200_TUNED.iter().find(|k| k.interchangeable(main))
 }
 
 /// The smallest configuration of `role` whose envelope holds (dqk, dv).

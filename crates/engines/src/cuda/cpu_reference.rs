@@ -4,7 +4,7 @@
 //! (masks, bands, padding, ALiBi, bias broadcast, GQA sums, fully masked rows) is the CPU
 //! engine's, so the kernels are checked against the same definition `rime run --target cpu` uses.
 
-use super::problem::AttnProblem;
+use super::problem::{AttnProblem, Dims};
 use crate::cpu::{
     self, AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, HostSlice,
     HostSliceMut, Problem, SeqLens, Shape, TensorMut, TensorRef, View4,
@@ -92,27 +92,6 @@ pub fn problem(
     })
 }
 
-fn dims(p: &AttnProblem) -> Dims {
-    Dims {
-        q: [p.batch, p.hq, p.sq, p.dqk],
-        k: [p.batch, p.hk, p.skv, p.dqk],
-        v: [p.batch, p.hv, p.skv, p.dv],
-        o: [p.batch, p.hq, p.sq, p.dv],
-        stats: [p.batch, p.hq, p.sq, 1],
-        bias: p.bias.map(|b| [b.batch, b.heads, p.sq, p.skv]),
-    }
-}
-
-/// Logical dims of every tensor of a problem.
-struct Dims {
-    q: [usize; 4],
-    k: [usize; 4],
-    v: [usize; 4],
-    o: [usize; 4],
-    stats: [usize; 4],
-    bias: Option<[usize; 4]>,
-}
-
 fn packed<'a>(
     name: &'a str,
     data: &'a [f32],
@@ -153,7 +132,7 @@ fn zeros(dims: [usize; 4]) -> Vec<f64> {
 /// When the buffers do not fit the problem, or a padding length is out of range.
 pub fn forward(p: &AttnProblem, x: &DenseInputs<'_>) -> Result<(Vec<f64>, Vec<f64>), EngineError> {
     let problem = problem(p, x.seq_lens)?;
-    let d = dims(p);
+    let d = p.dims();
     let (mut o, mut stats) = (zeros(d.o), zeros(d.stats));
     cpu::forward::<f64>(
         &problem,
@@ -179,7 +158,7 @@ pub fn backward(
     stats: &[f32],
 ) -> Result<DenseGrads, EngineError> {
     let problem = problem(p, x.seq_lens)?;
-    let d = dims(p);
+    let d = p.dims();
     let (mut dq, mut dk, mut dv) = (zeros(d.q), zeros(d.k), zeros(d.v));
     let dbias_dims = d.bias.filter(|_| p.dbias);
     let mut dbias = dbias_dims.map(zeros);

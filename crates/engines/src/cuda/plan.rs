@@ -252,18 +252,6 @@ impl Sm120Plan {
         }
     }
 
-    fn dims(&self) -> Dims {
-        let p = &self.problem;
-        Dims {
-            q: [p.batch, p.hq, p.sq, p.dqk],
-            k: [p.batch, p.hk, p.skv, p.dqk],
-            v: [p.batch, p.hv, p.skv, p.dv],
-            o: [p.batch, p.hq, p.sq, p.dv],
-            stats: [p.batch, p.hq, p.sq, 1],
-            bias: p.bias.map(|b| [b.batch, b.heads, p.sq, p.skv]),
-        }
-    }
-
     /// Bias strides with broadcast dims set to 0.
     fn bias_strides(&self, s: Strides) -> Strides {
         let b = self.problem.bias.map_or((1, 1), |b| (b.batch, b.heads));
@@ -306,7 +294,7 @@ impl Sm120Plan {
         let (p, l, d, st) = (
             &self.problem,
             &self.problem.layouts,
-            self.dims(),
+            self.problem.dims(),
             dev.stream(),
         );
         let mut params = self.base_params();
@@ -344,7 +332,7 @@ impl Sm120Plan {
         let (p, l, d, st) = (
             &self.problem,
             &self.problem.layouts,
-            self.dims(),
+            self.problem.dims(),
             dev.stream(),
         );
         let ws = &self.workspace;
@@ -461,15 +449,6 @@ impl Sm120Plan {
         }
         Ok(())
     }
-}
-
-struct Dims {
-    q: [usize; 4],
-    k: [usize; 4],
-    v: [usize; 4],
-    o: [usize; 4],
-    stats: [usize; 4],
-    bias: Option<[usize; 4]>,
 }
 
 fn check<T>(

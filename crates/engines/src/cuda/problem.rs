@@ -128,7 +128,37 @@ pub struct AttnProblem {
     pub layouts: Layouts,
 }
 
+/// Logical (B, H, S, D) dims of every tensor of a problem (Stats as (B, Hq, Sq, 1), the bias as
+/// its own (B, H) with (Sq, Skv)).
+#[derive(Debug, Clone, Copy)]
+pub struct Dims {
+    /// Q and dQ.
+    pub q: [usize; 4],
+    /// K and dK.
+    pub k: [usize; 4],
+    /// V and dV.
+    pub v: [usize; 4],
+    /// O and dO.
+    pub o: [usize; 4],
+    /// Stats.
+    pub stats: [usize; 4],
+    /// Bias and dBias, when the problem has one.
+    pub bias: Option<[usize; 4]>,
+}
+
 impl AttnProblem {
+    /// The logical dims of every tensor.
+    pub fn dims(&self) -> Dims {
+        Dims {
+            q: [self.batch, self.hq, self.sq, self.dqk],
+            k: [self.batch, self.hk, self.skv, self.dqk],
+            v: [self.batch, self.hv, self.skv, self.dv],
+            o: [self.batch, self.hq, self.sq, self.dv],
+            stats: [self.batch, self.hq, self.sq, 1],
+            bias: self.bias.map(|b| [b.batch, b.heads, self.sq, self.skv]),
+        }
+    }
+
     /// True when some bias dim broadcasts (dBias then needs the f32 accumulator).
     pub fn bias_broadcasts(&self) -> bool {
         self.bias

@@ -237,15 +237,20 @@ impl Workload {
             feature: "tensor sizes",
         };
         let skv = rime_graph::SdpaShape::of(&graph, node).map_or(1, |s| s.skv.max(1));
-        let mut pack = VariantPack::new();
-        let mut host_inputs = Vec::new();
-        for (n, (_, &id)) in node.inputs.iter().enumerate() {
+        // A tensor's span in elements and its data type.
+        let span = |id| -> Result<(&rime_graph::Tensor, usize, DataType), EngineError> {
             let t = graph.get(id).ok_or_else(|| sizing.clone())?;
             let len = t
                 .span_elements()
                 .and_then(|x| usize::try_from(x).ok())
                 .ok_or_else(|| sizing.clone())?;
             let dt = graph.data_type(id).ok_or_else(|| sizing.clone())?;
+            Ok((t, len, dt))
+        };
+        let mut pack = VariantPack::new();
+        let mut host_inputs = Vec::new();
+        for (n, (_, &id)) in node.inputs.iter().enumerate() {
+            let (t, len, dt) = span(id)?;
             let center = (t.name == "Stats").then(|| (skv as f64).ln());
             let host = random_host(dt, len, seed.wrapping_add(n as u64 * 7919), center)
                 .ok_or_else(|| sizing.clone())?;
@@ -256,12 +261,7 @@ impl Workload {
         }
         let mut outputs = Vec::new();
         for &id in node.outputs.values() {
-            let t = graph.get(id).ok_or_else(|| sizing.clone())?;
-            let len = t
-                .span_elements()
-                .and_then(|x| usize::try_from(x).ok())
-                .ok_or_else(|| sizing.clone())?;
-            let dt = graph.data_type(id).ok_or_else(|| sizing.clone())?;
+            let (_, len, dt) = span(id)?;
             outputs.push((id, dt, len));
         }
         let mut w = Self {
