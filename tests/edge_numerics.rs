@@ -24,7 +24,7 @@ use reference::{naive, worst, Case, Data};
 fn reference_case(e: &EdgeCase) -> Case {
     let s = &e.spec;
     let mut c = Case::new(e.name, s.b, s.hq, s.sq, s.skv, s.dqk);
-    if s.band != rime_conformance::BandSpec::default() {
+    if s.band != rime::analyzer::Band::default() {
         c = c.band(s.band.left, s.band.right, s.band.bottom_right);
     }
     if let Some((q, kv)) = &s.padding {

@@ -4,7 +4,7 @@
 //!        + two_kernel's dQ pass + kernel launches x launch overhead,
 //! then x (1 + workspace / free memory) so that memory-hungry routes lose ties.
 //!
-//! - FLOPs: forward 2·B·Hq·Sq·Skv·(Dqk + Dv), backward 2.5x that (sdpa-backward.md section 2),
+//! - FLOPs: forward 2·B·Hq·Sq·Skv·(Dqk + Dv), backward 2.5x that (docs/sdpa-backward.md, section 2),
 //!   halved for a causal mask without a window; SM120 kernels pay for their envelope (padded
 //!   head dims do full-width math).
 //! - Bytes: every bound tensor once, plus route traffic: the f32 dQ accumulator is zeroed,

@@ -38,7 +38,7 @@ impl fmt::Display for EngineKind {
     }
 }
 
-/// How the SM120 backward produces dQ (sdpa-backward.md section 4).
+/// How the SM120 backward produces dQ (docs/sdpa-backward.md, section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Route {
     /// fp32 dQ accumulator with red.global.add from every KV-tile block; not deterministic.

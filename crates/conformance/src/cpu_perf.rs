@@ -9,7 +9,7 @@ use rime_analyzer::{analyze, EngineKind, Target};
 use rime_engines::{CpuEngine, Engine, Plan, VariantPack, Workspace};
 
 use crate::fill::{node_inputs, poisoned, Fills};
-use crate::spec::{BandSpec, CaseGraph, CaseSpec};
+use crate::spec::{CaseGraph, CaseSpec, CAUSAL};
 use crate::HarnessError;
 
 /// One node's plan with its variant pack and workspace, ready to execute again and again.
@@ -69,7 +69,7 @@ impl BenchProblem {
     pub fn new(b: usize, h: usize, s: usize, d: usize, causal: bool) -> Result<Self, HarnessError> {
         let mut spec = CaseSpec::new(b, h, h, s, s, d);
         if causal {
-            spec.band = BandSpec::CAUSAL;
+            spec.band = CAUSAL;
         }
         let fwd = spec.forward_graph()?;
         let bwd = spec.backward_graph()?;

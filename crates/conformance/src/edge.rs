@@ -18,8 +18,9 @@ use rime_engines::cuda::CudaDevice;
 use crate::compare::{relative, CaseReport};
 use crate::exec::{on_cpu, on_device};
 use crate::fill::{node_inputs, Fills};
-use crate::spec::{BandSpec, BiasSpec, CaseSpec};
+use crate::spec::{BiasSpec, CaseSpec};
 use crate::HarnessError;
+use rime_analyzer::Band;
 
 /// bf16 outputs: the sweep's tolerance.
 pub const TOLERANCE: f64 = 1e-2;
@@ -91,7 +92,7 @@ impl EdgeCase {
     }
 
     fn band(mut self, left: Option<i64>, right: Option<i64>, bottom_right: bool) -> Self {
-        self.spec.band = BandSpec {
+        self.spec.band = Band {
             left,
             right,
             bottom_right,

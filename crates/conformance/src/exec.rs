@@ -193,3 +193,47 @@ pub fn on_cpu(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::relative;
+    use crate::fill::{node_inputs, Fills};
+    use crate::spec::{BiasSpec, CaseSpec, Layout, CAUSAL};
+
+    /// The two CPU plans the harness uses agree: the f64 reference and the f32 engine, on a
+    /// two-node graph (the backward reading the forward's O and Stats), BSHD, GQA, causal,
+    /// broadcast bias with dBias, padding.
+    #[test]
+    fn the_f64_reference_agrees_with_the_f32_engine() {
+        let spec = CaseSpec {
+            layout: Layout::Bshd,
+            band: CAUSAL,
+            bias: Some(BiasSpec {
+                per_batch: false,
+                per_head: true,
+            }),
+            dbias: true,
+            padding: Some((vec![17, 9], vec![23, 5])),
+            ..CaseSpec::new(2, 4, 2, 17, 23, 16)
+        };
+        let g = spec.graph().expect("graph");
+        let (fwd, bwd) = (g.forward.expect("fwd"), g.backward.expect("bwd"));
+        let fills = Fills::random(9);
+        let inputs = node_inputs(&spec, &g, fwd, &fills).expect("inputs");
+        let o32 = on_cpu(&g, fwd, &inputs, Precision::F32).expect("f32 forward");
+        let o64 = on_cpu(&g, fwd, &inputs, Precision::F64).expect("f64 forward");
+        assert_eq!(o32.len(), 2);
+        let mut bwd_inputs = node_inputs(&spec, &g, bwd, &fills).expect("inputs");
+        bwd_inputs.extend(o32.iter().cloned());
+        let g32 = on_cpu(&g, bwd, &bwd_inputs, Precision::F32).expect("f32 backward");
+        let g64 = on_cpu(&g, bwd, &bwd_inputs, Precision::F64).expect("f64 backward");
+        assert_eq!(g64.len(), 4, "dQ, dK, dV, dBias");
+        for ((id, a), (id64, b)) in o32.iter().chain(&g32).zip(o64.iter().chain(&g64)) {
+            assert_eq!(id, id64);
+            assert_eq!(b.data_type(), DataType::F64);
+            let c = relative(g.name_of(*id), &a.to_f64(), &b.to_f64(), 0.0);
+            assert!(c.bad == 0 && c.rel_err < 1e-2, "{c:?}");
+        }
+    }
+}

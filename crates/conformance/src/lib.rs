@@ -22,4 +22,4 @@ pub mod sweep;
 pub mod workload;
 
 pub use error::HarnessError;
-pub use spec::{BandSpec, BiasSpec, CaseGraph, CaseSpec, Layout};
+pub use spec::{BiasSpec, CaseGraph, CaseSpec, Layout, CAUSAL, CAUSAL_BOTTOM_RIGHT};

@@ -3,6 +3,7 @@
 //! (the sweep, the edge cases, the benchmark and determinism suites) makes its graphs, with the
 //! graph builders a user has.
 
+use rime_analyzer::Band;
 use rime_graph::{
     Context, DataType, DiagonalAlignment, Graph, GraphError, NodeId, SdpaBackwardAttrs,
     SdpaForwardAttrs, Tensor, TensorId,
@@ -27,31 +28,19 @@ impl Layout {
     }
 }
 
-/// The mask band as the graph's options give it (raw: the analyzer normalises it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct BandSpec {
-    /// Sliding-window bound.
-    pub left: Option<i64>,
-    /// Right bound (0: causal).
-    pub right: Option<i64>,
-    /// Diagonal at the bottom-right corner.
-    pub bottom_right: bool,
-}
+/// Top-left causal.
+pub const CAUSAL: Band = Band {
+    left: None,
+    right: Some(0),
+    bottom_right: false,
+};
 
-impl BandSpec {
-    /// Top-left causal.
-    pub const CAUSAL: BandSpec = BandSpec {
-        left: None,
-        right: Some(0),
-        bottom_right: false,
-    };
-    /// Bottom-right causal.
-    pub const CAUSAL_BOTTOM_RIGHT: BandSpec = BandSpec {
-        left: None,
-        right: Some(0),
-        bottom_right: true,
-    };
-}
+/// Bottom-right causal.
+pub const CAUSAL_BOTTOM_RIGHT: Band = Band {
+    left: None,
+    right: Some(0),
+    bottom_right: true,
+};
 
 /// An additive bias: which of the batch and head dims it has (the others broadcast).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,8 +72,8 @@ pub struct CaseSpec {
     pub io: DataType,
     /// io tensor layout.
     pub layout: Layout,
-    /// Mask band.
-    pub band: BandSpec,
+    /// Mask band, as the graph's options give it (the analyzer normalises it).
+    pub band: Band,
     /// Bias, if any.
     pub bias: Option<BiasSpec>,
     /// dBias asked for (needs a bias).
@@ -114,7 +103,7 @@ impl CaseSpec {
             dv: d,
             io: DataType::Bf16,
             layout: Layout::Bhsd,
-            band: BandSpec::default(),
+            band: Band::default(),
             bias: None,
             dbias: false,
             alibi: false,
@@ -376,7 +365,7 @@ mod tests {
     fn graphs_validate_and_name_every_tensor() {
         let mut s = CaseSpec::new(2, 4, 2, 33, 65, 64);
         s.layout = Layout::Bshd;
-        s.band = BandSpec::CAUSAL_BOTTOM_RIGHT;
+        s.band = CAUSAL_BOTTOM_RIGHT;
         s.padding = Some((vec![33, 20], vec![65, 40]));
         s.sink = true;
         for g in [s.graph(), s.backward_graph(), s.forward_graph()] {
@@ -395,7 +384,7 @@ mod tests {
             per_head: true,
         });
         b.dbias = true;
-        b.band = BandSpec::CAUSAL;
+        b.band = CAUSAL;
         assert_eq!(b.bias_dims(), Some([1, 4, 16, 16]));
         assert!(b.backward_graph().expect("graph").id("dBias").is_some());
         assert_eq!(

@@ -15,8 +15,9 @@ use rime_engines::{HostBuffer, Plan, VariantPack, Workspace};
 use rime_graph::{DataType, GraphError, TensorId};
 
 use crate::fill::{node_inputs, Fills};
-use crate::spec::{BandSpec, BiasSpec, CaseGraph, CaseSpec};
+use crate::spec::{BiasSpec, CaseGraph, CaseSpec, CAUSAL};
 use crate::HarnessError;
+use rime_analyzer::Band;
 
 /// Which bias a suite row carries (always with dBias when present).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,11 +102,7 @@ impl BackwardCase {
         CaseSpec {
             dv: self.dv,
             io: self.io,
-            band: if self.causal {
-                BandSpec::CAUSAL
-            } else {
-                BandSpec::default()
-            },
+            band: if self.causal { CAUSAL } else { Band::default() },
             bias: match self.bias {
                 BiasKind::None => None,
                 BiasKind::Batch => Some(BiasSpec {

@@ -1,4 +1,4 @@
-//! Graph-level rules that hold for every engine (sdpa-backward.md section 3), one file per
+//! Graph-level rules that hold for every engine (docs/sdpa-backward.md, section 3), one file per
 //! rule family, and the per-node view they share with the engine surfaces.
 
 mod bias;

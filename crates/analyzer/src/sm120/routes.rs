@@ -1,4 +1,4 @@
-//! Route eligibility (sdpa-backward.md section 4): atomic, relay, two_kernel.
+//! Route eligibility (docs/sdpa-backward.md, section 4): atomic, relay, two_kernel.
 //!
 //! - atomic: never for deterministic graphs.
 //! - relay: always eligible (when the engine-wide rules pass).

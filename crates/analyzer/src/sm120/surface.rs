@@ -15,8 +15,9 @@ pub const MAX_GRID_YZ: i64 = 65_535;
 /// Longest Sq or Skv the kernels' 32-bit row and band arithmetic is exact for.
 pub const MAX_SEQUENCE: i64 = 1 << 30;
 
-/// Attention operands the kernels move with 16-byte vectors.
-const VECTOR_PORTS: [Port; 8] = [
+/// Attention operands the kernels move with 16-byte vectors: their strides are multiples of 8
+/// elements (SMX005) and their buffers 16-byte aligned (the engine checks at execution).
+pub const VECTOR_PORTS: [Port; 8] = [
     Port::Q,
     Port::K,
     Port::V,

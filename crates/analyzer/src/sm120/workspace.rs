@@ -1,4 +1,4 @@
-//! Exact SM120 backward workspace per route (sdpa-backward.md section 4).
+//! Exact SM120 backward workspace per route (docs/sdpa-backward.md, section 4).
 //!
 //! In order, each region 256-byte aligned: `delta` f32 B*Hq*Sq; `dq_accum` f32 B*Hq*Sq*Dqk
 //! (atomic, relay); `relay_counters` u32 B*Hq*ceil(Sq/block_q) + B*Hk (relay: the turn counters,

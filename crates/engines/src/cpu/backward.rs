@@ -1,4 +1,4 @@
-//! SDPA backward (sdpa-backward.md section 2), one task per (batch, query head):
+//! SDPA backward (docs/sdpa-backward.md, section 2), one task per (batch, query head):
 //!
 //! ```text
 //! S  = scale Q K^T + Bias + ALiBi, masked -> -inf     P  = exp(S - Stats)

@@ -1,7 +1,7 @@
 //! Which scores are kept: diagonal band (causal, sliding window; top-left or bottom-right),
 //! padding, and the ALiBi slopes.
 //!
-//! Semantics (sdpa-backward.md section 2): with shift d = 0 (top-left) or kv_len - q_len
+//! Semantics (docs/sdpa-backward.md, section 2): with shift d = 0 (top-left) or kv_len - q_len
 //! (bottom-right, per batch), keep (i, j) iff j <= i + d + right_bound (if set), j > i + d -
 //! left_bound (if set), i < q_len and j < kv_len.
 

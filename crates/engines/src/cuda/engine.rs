@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rime_analyzer::{ApprovedPlan, EngineConfig, EngineKind, Route};
-use rime_graph::{Graph, NodeId, Port};
+use rime_graph::{Graph, NodeId};
 
 use super::buffer::{DeviceBuffer, DeviceWorkspace};
 use super::compile::PtxCache;
@@ -97,18 +97,6 @@ pub struct Sm120EnginePlan {
 /// and dV.
 const VECTOR_ALIGN: u64 = 16;
 
-/// Ports read or written with 16-byte vectors.
-const VECTOR_PORTS: [Port; 8] = [
-    Port::Q,
-    Port::K,
-    Port::V,
-    Port::O,
-    Port::DO,
-    Port::DQ,
-    Port::DK,
-    Port::DV,
-];
-
 impl Sm120EnginePlan {
     /// Builds the plan of an approved SM120 configuration: compiles and loads exactly the
     /// kernels it names.
@@ -130,14 +118,17 @@ impl Sm120EnginePlan {
         })
     }
 
-    /// The table entries of the kernels this plan launches, in launch order (the main kernel's
-    /// for the preprocess kernel; the convert kernel has none): what a benchmark row must name.
+    /// The table entries of the kernels this plan launches, each once, in launch order (the
+    /// preprocess kernel is built from the main kernel's entry; the convert kernel has none):
+    /// what a benchmark row must name.
     pub fn kernels(&self) -> Vec<&'static str> {
-        self.plan
-            .launched()
-            .iter()
-            .filter_map(|b| b.entry)
-            .collect()
+        let mut names: Vec<&'static str> = Vec::new();
+        for name in self.plan.launched().iter().filter_map(|b| b.entry) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
     }
 
     /// The dQ route (backward plans).
@@ -190,7 +181,7 @@ impl Sm120EnginePlan {
                 .filter(|b| b.location() == MemoryLocation::Device(ordinal))
                 .ok_or_else(|| not_on_device(&spec.name, buffer.location(), dev))?;
             let ptr = device.device_ptr();
-            let align = if VECTOR_PORTS.contains(&port) {
+            let align = if rime_analyzer::sm120::VECTOR_PORTS.contains(&port) {
                 VECTOR_ALIGN
             } else {
                 spec.data_type.size_bytes() as u64

@@ -10,7 +10,7 @@ use rime_analyzer::sm120::kernels::H200_TUNED;
 use rime_analyzer::{analyze, ApprovedPlan, EngineKind, KernelConfig, Target, Verdict};
 
 use super::compile::KernelBuild;
-use super::plan::{builds, Builds};
+use super::plan::{builds, Chain};
 
 fn define(build: &KernelBuild, name: &str) -> Option<i64> {
     build
@@ -49,12 +49,12 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
         .kernel
         .expect("an sm120 configuration names its kernel");
     match builds(approved).expect("builds") {
-        Builds::Forward { forward } => {
+        Chain::Forward { forward } => {
             assert_built_from(&forward, kernel, what);
             assert!(config.dq_kernel.is_none(), "{what}");
             1
         }
-        Builds::Backward {
+        Chain::Backward {
             preprocess,
             main,
             convert,

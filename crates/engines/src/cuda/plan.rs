@@ -54,33 +54,38 @@ fn grid_dim(name: &'static str, value: usize, limit: u32) -> Result<u32, EngineE
 const GRID_X: u32 = i32::MAX as u32;
 const GRID_YZ: u32 = 65_535;
 
-/// The kernels of a plan, in launch order, with what they are built from.
+/// The kernels of a plan, in launch order: their builds ([`Builds`]) or, once compiled and
+/// loaded, the kernels themselves.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Builds {
+#[allow(clippy::large_enum_variant)] // one per plan: the size difference costs nothing
+pub(crate) enum Chain<K> {
     /// A forward node: the forward kernel.
     Forward {
         /// O and Stats.
-        forward: KernelBuild,
+        forward: K,
     },
     /// A backward node: its chain.
     Backward {
         /// delta, zeroed accumulators.
-        preprocess: KernelBuild,
+        preprocess: K,
         /// dK, dV and the route's dQ path.
-        main: KernelBuild,
+        main: K,
         /// f32 accumulators to the io dtype (dQ on atomic / relay, broadcast dBias).
-        convert: KernelBuild,
+        convert: K,
         /// dQ = scale dS K (two_kernel).
-        dq_gemm: Option<KernelBuild>,
+        dq_gemm: Option<K>,
     },
 }
 
-impl Builds {
-    /// Every build, in launch order.
-    pub(crate) fn all(&self) -> Vec<&KernelBuild> {
+/// The kernel builds of a plan.
+pub(crate) type Builds = Chain<KernelBuild>;
+
+impl<K> Chain<K> {
+    /// Every kernel, in launch order.
+    pub(crate) fn all(&self) -> Vec<&K> {
         match self {
-            Builds::Forward { forward } => vec![forward],
-            Builds::Backward {
+            Chain::Forward { forward } => vec![forward],
+            Chain::Backward {
                 preprocess,
                 main,
                 convert,
@@ -95,6 +100,26 @@ impl Builds {
             .flatten()
             .collect(),
         }
+    }
+
+    /// The chain with `f` applied to every kernel.
+    fn try_map<U, E>(&self, mut f: impl FnMut(&K) -> Result<U, E>) -> Result<Chain<U>, E> {
+        Ok(match self {
+            Chain::Forward { forward } => Chain::Forward {
+                forward: f(forward)?,
+            },
+            Chain::Backward {
+                preprocess,
+                main,
+                convert,
+                dq_gemm,
+            } => Chain::Backward {
+                preprocess: f(preprocess)?,
+                main: f(main)?,
+                convert: f(convert)?,
+                dq_gemm: dq_gemm.as_ref().map(&mut f).transpose()?,
+            },
+        })
     }
 }
 
@@ -137,7 +162,7 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
     let io = io_type(p)?;
     if p.op == OpKind::SdpaForward {
         let fwd = with_role(config.kernel, KernelRole::Forward)?;
-        return Ok(Builds::Forward {
+        return Ok(Chain::Forward {
             forward: KernelBuild::forward(fwd, io, p.bias.is_some(), p.alibi),
         });
     }
@@ -157,7 +182,7 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
         (_, Some(_)) => return Err(malformed("a dQ GEMM on a route without one")),
         (_, None) => None,
     };
-    Ok(Builds::Backward {
+    Ok(Chain::Backward {
         preprocess: KernelBuild::preprocess(main, io),
         main: KernelBuild::bwd_main(main, io, features, route),
         convert: KernelBuild::convert(io),
@@ -179,22 +204,6 @@ impl Loaded {
             function: dev.function(build)?,
         })
     }
-}
-
-/// The loaded kernels of a plan (one per plan: the size difference of the variants costs
-/// nothing).
-#[derive(Debug, Clone)]
-#[allow(clippy::large_enum_variant)]
-enum Kernels {
-    Forward {
-        forward: Loaded,
-    },
-    Backward {
-        preprocess: Loaded,
-        main: Loaded,
-        convert: Loaded,
-        dq_gemm: Option<Loaded>,
-    },
 }
 
 /// The device addresses of one execution, per port (0 for ports the node does not bind), and
@@ -251,7 +260,7 @@ pub(crate) struct Sm120Plan {
     problem: SdpaProblem,
     route: Option<Route>,
     workspace: WorkspaceLayout,
-    kernels: Kernels,
+    kernels: Chain<Loaded>,
     /// Everything in the launch parameters but the addresses, checked once.
     base: AttnParams,
 }
@@ -263,22 +272,7 @@ impl Sm120Plan {
     /// As [`builds`]; [`EngineError::LimitExceeded`] for a size the kernels cannot take;
     /// compile and driver errors.
     pub(crate) fn new(dev: &CudaDevice, approved: &ApprovedPlan) -> Result<Self, EngineError> {
-        let kernels = match builds(approved)? {
-            Builds::Forward { forward } => Kernels::Forward {
-                forward: Loaded::new(dev, &forward)?,
-            },
-            Builds::Backward {
-                preprocess,
-                main,
-                convert,
-                dq_gemm,
-            } => Kernels::Backward {
-                preprocess: Loaded::new(dev, &preprocess)?,
-                main: Loaded::new(dev, &main)?,
-                convert: Loaded::new(dev, &convert)?,
-                dq_gemm: dq_gemm.map(|b| Loaded::new(dev, &b)).transpose()?,
-            },
-        };
+        let kernels = builds(approved)?.try_map(|b| Loaded::new(dev, b))?;
         let problem = approved.problem().clone();
         Ok(Self {
             base: base_params(&problem)?,
@@ -301,24 +295,7 @@ impl Sm120Plan {
 
     /// The kernel builds this plan launches, in launch order.
     pub(crate) fn launched(&self) -> Vec<&KernelBuild> {
-        match &self.kernels {
-            Kernels::Forward { forward } => vec![&forward.build],
-            Kernels::Backward {
-                preprocess,
-                main,
-                convert,
-                dq_gemm,
-            } => [
-                Some(preprocess),
-                Some(main),
-                dq_gemm.as_ref(),
-                Some(convert),
-            ]
-            .into_iter()
-            .flatten()
-            .map(|l| &l.build)
-            .collect(),
-        }
+        self.kernels.all().into_iter().map(|l| &l.build).collect()
     }
 
     /// The launch parameters of one execution on these addresses.
@@ -376,7 +353,7 @@ impl Sm120Plan {
         let s = &self.problem.shape;
         let (hq, b) = (grid_dim("Hq", s.hq, GRID_YZ)?, grid_dim("B", s.b, GRID_YZ)?);
         match &self.kernels {
-            Kernels::Forward { forward } => {
+            Chain::Forward { forward } => {
                 let k = config_of(&forward.build)?;
                 let grid = (
                     grid_dim("Q tiles", s.sq.div_ceil(block(k.block_q)), GRID_X)?,
@@ -387,7 +364,7 @@ impl Sm120Plan {
                 // address in `params` (see # Safety).
                 unsafe { launch_attn(dev, forward, grid, &params) }?;
             }
-            Kernels::Backward {
+            Chain::Backward {
                 preprocess,
                 main,
                 convert,

@@ -1,6 +1,6 @@
 //! Test support: random cases of the attention problem, strided host data, and an independent
 //! naive f64 implementation (full score matrix, plain loops) written straight from the spec
-//! (sdpa-backward.md section 2). It shares no code with the engine beyond the input types.
+//! (docs/sdpa-backward.md, section 2). It shares no code with the engine beyond the input types.
 #![allow(dead_code, clippy::needless_range_loop)] // the naive reference indexes on purpose
 
 use rime_engines::cpu::{
