@@ -147,7 +147,7 @@ impl CaseSpec {
     /// # Errors
     /// The graph builder's errors (none for sizes >= 1).
     pub fn graph(&self) -> Result<CaseGraph, GraphError> {
-        self.build(true, true)
+        self.build(true, true, true)
     }
 
     /// The backward node alone: O and Stats are inputs.
@@ -155,7 +155,7 @@ impl CaseSpec {
     /// # Errors
     /// As [`Self::graph`].
     pub fn backward_graph(&self) -> Result<CaseGraph, GraphError> {
-        self.build(false, true)
+        self.build(false, true, true)
     }
 
     /// The forward node alone.
@@ -163,10 +163,18 @@ impl CaseSpec {
     /// # Errors
     /// As [`Self::graph`].
     pub fn forward_graph(&self) -> Result<CaseGraph, GraphError> {
-        self.build(true, false)
+        self.build(true, false, true)
     }
 
-    fn build(&self, forward: bool, backward: bool) -> Result<CaseGraph, GraphError> {
+    /// The forward node alone, without a Stats output (inference).
+    ///
+    /// # Errors
+    /// As [`Self::graph`].
+    pub fn inference_graph(&self) -> Result<CaseGraph, GraphError> {
+        self.build(true, false, false)
+    }
+
+    fn build(&self, forward: bool, backward: bool, stats: bool) -> Result<CaseGraph, GraphError> {
         let mut c = CaseGraph {
             graph: Graph::new(Context::with_io(self.io)),
             ids: Vec::new(),
@@ -203,18 +211,24 @@ impl CaseSpec {
             lens,
         };
         let (o, stats) = if forward {
-            let mut a = options.apply(SdpaForwardAttrs::new().name("fwd").generate_stats());
+            let mut a = options.apply(SdpaForwardAttrs::new().name("fwd"));
+            if stats {
+                a = a.generate_stats();
+            }
             if let Some(s) = sink {
                 a = a.sink(s);
             }
             let out = c.graph.sdpa_forward(q, k, v, a)?;
             c.forward = c.graph.node_ids().last();
             c.ids.push(("O", out.o));
+            c.ids.extend(out.stats.map(|id| ("Stats", id)));
+            if !backward {
+                return Ok(c);
+            }
             let stats = out.stats.ok_or(GraphError::MissingPort {
                 node: "fwd".to_owned(),
                 port: rime_graph::Port::Stats,
             })?;
-            c.ids.push(("Stats", stats));
             (out.o, stats)
         } else {
             let o = c.add("O", io("O", self.hq, self.sq, self.dv));
@@ -368,6 +382,8 @@ mod tests {
         s.band = CAUSAL_BOTTOM_RIGHT;
         s.padding = Some((vec![33, 20], vec![65, 40]));
         s.sink = true;
+        let inference = s.inference_graph().expect("graph");
+        assert!(inference.id("Stats").is_none() && inference.backward.is_none());
         for g in [s.graph(), s.backward_graph(), s.forward_graph()] {
             let g = g.expect("graph");
             assert!(g.graph.validate().is_ok(), "{:?}", g.graph.validate());

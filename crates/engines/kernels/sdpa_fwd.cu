@@ -1,6 +1,6 @@
-// sdpa_fwd.cu: SDPA forward, O = softmax(scale * Q K^T + Bias, masked) V and
-// Stats = natural-log log-sum-exp of the masked, scaled, biased scores (f32), per query row
-// (+inf for a row with nothing kept, whose O is 0).
+// sdpa_fwd.cu: SDPA forward, O = softmax(scale * Q K^T + Bias, masked) V and, when the node has
+// a Stats output (p.stats.ptr != 0), Stats = natural-log log-sum-exp of the masked, scaled,
+// biased scores (f32), per query row (+inf for a row with nothing kept, whose O is 0).
 //
 // FlashAttention-2 style: one block per (query tile of BLOCK_Q rows, query head, batch); WARPS
 // warps, each owning 16 query rows (BLOCK_Q = 16 * WARPS). The block walks the KV tiles of
@@ -206,7 +206,7 @@ rime_sdpa_fwd(const AttnParams p) {
                 u32 v = pack_io2(o_acc[dt][2 * r] * inv[r], o_acc[dt][2 * r + 1] * inv[r]);
                 *(u32*)(gO + (i64)i * p.o.ss + dt * 8 + 2 * t) = v;
             }
-            if (t == 0) {
+            if (t == 0 && p.stats.ptr != 0) {  // Stats only when the node writes them
                 // A row with nothing kept gets +inf, so that exp(S - Stats) = 0 downstream.
                 float lse = row_sum[r] > 0.f ? (row_max[r] + rime_log2(row_sum[r])) * RIME_LN2
                                              : -neg_inf;
