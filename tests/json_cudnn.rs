@@ -334,3 +334,39 @@ fn rime_graphs_written_for_cudnn_read_back_the_same() {
         assert_eq!(math_of(&back), math_of(&explicit), "{name}\n{written}");
     }
 }
+
+/// Every truncation and many byte edits of a dump load or fail with a located error; none
+/// panics.
+#[test]
+fn reading_damaged_dumps_never_panics() {
+    let path =
+        support::root().join("tests/fixtures/cudnn/derived/bwd_dropout.build_operation_graph.json");
+    let base = std::fs::read_to_string(&path).expect("fixture");
+    let mut inputs: Vec<String> = (0..base.len())
+        .filter(|&c| base.is_char_boundary(c))
+        .step_by(3)
+        .map(|c| base[..c].to_owned())
+        .collect();
+    for (i, c) in base.char_indices().step_by(11) {
+        for repl in ["", "}", "]", "\"", "-", "7", "null", "[]", "{}"] {
+            inputs.push(format!("{}{repl}{}", &base[..i], &base[i + c.len_utf8()..]));
+        }
+    }
+    for text in &inputs {
+        let outcome = std::panic::catch_unwind(|| match json::cudnn::from_str(text, "d.json") {
+            Ok(g) => {
+                let _ = json::cudnn::to_string(&g);
+                None
+            }
+            Err(e) => Some(e),
+        });
+        match outcome {
+            Err(_) => panic!("panicked on:\n{text}"),
+            Ok(Some(e)) => assert!(
+                e.to_string().starts_with("d.json") && e.location().is_some(),
+                "{e}"
+            ),
+            Ok(None) => {}
+        }
+    }
+}
