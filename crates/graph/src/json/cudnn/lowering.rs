@@ -9,6 +9,10 @@
 //!   by-value FLOAT tensor holding the same value.
 //! - A dropout probability p also becomes `Dropout_scale` = 1/(1-p) and (backward)
 //!   `Dropout_scale_inv` = 1-p inputs, by-value FLOAT tensors.
+//! - With cuDNN 9.15 and older, a backward node whose Skv is not a multiple of 128 and that has
+//!   no padding mask gets one already in `validate()`: `padding_mask` set, and `SEQ_LEN_Q` /
+//!   `SEQ_LEN_KV` bound to tensors named `workaround_padding_mask_seq_len_q` / `_kv` that the
+//!   frontend fills with the full lengths. Masking nothing, it is no padding at all.
 //!
 //! Read as written, such a graph means something else to rime (K of the wrong shape, a scale
 //! and a dropout mask given twice), so the reader puts back the user's graph: the math is the
@@ -55,6 +59,17 @@ fn by_value_equal(tensors: &[Tensor], node: &Node, port: Port, value: f32) -> bo
         .is_some_and(
             |t| matches!(t.pass_by_value, Some(Scalar::F32(v)) if v.to_bits() == value.to_bits()),
         )
+}
+
+/// The names the frontend gives the sequence lengths of its padding-mask workaround.
+const WORKAROUND_SEQ_LEN_Q: &str = "workaround_padding_mask_seq_len_q";
+const WORKAROUND_SEQ_LEN_KV: &str = "workaround_padding_mask_seq_len_kv";
+
+/// True when `name` is `label`, or what the reader makes of `label` shared by several tensors
+/// (`label#uid`).
+fn is_named(name: &str, label: &str) -> bool {
+    name.strip_prefix(label)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('#'))
 }
 
 fn id(index: usize) -> TensorId {
@@ -128,6 +143,21 @@ pub(super) fn undo(
                     }
                 }
             }
+        }
+        if node.options.padding_mask
+            && [
+                (Port::SeqLenQ, WORKAROUND_SEQ_LEN_Q),
+                (Port::SeqLenKv, WORKAROUND_SEQ_LEN_KV),
+            ]
+            .iter()
+            .all(|&(port, marker)| {
+                node.input(port)
+                    .and_then(|t| tensors.get(t.index()))
+                    .is_some_and(|t| is_named(&t.name, marker))
+            })
+        {
+            node.options.padding_mask = false;
+            artifacts.extend([Port::SeqLenQ, Port::SeqLenKv]);
         }
         for port in artifacts {
             if let Some(t) = node.inputs.remove(&port) {
@@ -222,6 +252,42 @@ mod tests {
             .expect("no conflict");
             assert_eq!(back[1], user);
         }
+    }
+
+    #[test]
+    fn the_padding_workaround_is_no_padding() {
+        let seq =
+            |name: &str| Tensor::packed(name, &[1, 1, 1, 1]).with_data_type(crate::DataType::I32);
+        let node = Node {
+            name: "bwd".to_owned(),
+            op: OpKind::SdpaBackward,
+            inputs: [(Port::SeqLenQ, id(0)), (Port::SeqLenKv, id(1))].into(),
+            outputs: Default::default(),
+            options: SdpaOptions {
+                padding_mask: true,
+                ..SdpaOptions::default()
+            },
+        };
+        let (t, n) = undo(
+            vec![
+                seq("workaround_padding_mask_seq_len_q#3"),
+                seq(WORKAROUND_SEQ_LEN_KV),
+            ],
+            vec![node.clone()],
+            &[&[]],
+        )
+        .expect("no conflict");
+        assert!(t.is_empty() && n[0].inputs.is_empty() && !n[0].options.padding_mask);
+        let (t, n) = undo(
+            vec![seq("seq_q"), seq(WORKAROUND_SEQ_LEN_KV)],
+            vec![node],
+            &[&[]],
+        )
+        .expect("no conflict");
+        assert!(
+            t.len() == 2 && n[0].options.padding_mask,
+            "the user's padding stays"
+        );
     }
 
     #[test]
