@@ -35,17 +35,6 @@ fn read(path: &Path) -> (String, Result<Graph, json::LoadError>) {
     (text, graph)
 }
 
-/// Every `*.json` file directly in `tests/fixtures/cudnn/<dir>`, sorted (none if absent).
-fn dumps(dir: &str) -> Vec<PathBuf> {
-    let dir = support::root().join("tests/fixtures/cudnn").join(dir);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|x| x == "json"));
-    files.sort();
-    files
-}
-
 /// The case a dump belongs to: its file name up to the first dot.
 fn case_of(path: &Path) -> String {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -155,7 +144,7 @@ fn stages_of_one_case_read_as_the_same_graph() {
     let mut compared = 0;
     for dir in ["derived", "real"] {
         let mut cases: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-        for path in dumps(dir) {
+        for path in support::fixtures(&format!("cudnn/{dir}")) {
             cases.entry(case_of(&path)).or_default().push(path);
         }
         for files in cases.values().filter(|f| f.len() > 1) {
@@ -178,8 +167,8 @@ fn stages_of_one_case_read_as_the_same_graph() {
 /// (whose tensors without uid get one). Writing that again gives the same text.
 #[test]
 fn converting_a_dump_and_back_is_a_fixed_point() {
-    let mut files = dumps("derived");
-    files.extend(dumps("real"));
+    let mut files = support::fixtures("cudnn/derived");
+    files.extend(support::fixtures("cudnn/real"));
     files.push(support::root().join(V1_FIXTURE));
     for path in &files {
         let name = support::relative(path);
