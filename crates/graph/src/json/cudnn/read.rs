@@ -6,7 +6,7 @@ use super::dtype::CudnnType;
 use super::lowering::{self, transposed_ports};
 use super::names::unique_names;
 use super::ports::Ports;
-use super::wire::{self, Document, Implementation, JsonVersion, Tag, TensorTable};
+use super::wire::{self, Document, Implementation, JsonVersion, Tag, TensorTable, NO_REORDERING};
 use crate::json::convert::Resolver;
 use crate::json::error::LoadError;
 use crate::json::locate::JsonPath;
@@ -152,7 +152,7 @@ fn entries<'a>(doc: &'a Document, errors: &Errors<'_>) -> Result<Vec<Entry<'a>>,
     };
     for e in &entries {
         let t = e.tensor;
-        if let Some(r) = t.reordering_type.as_deref().filter(|r| *r != "NONE") {
+        if let Some(r) = t.reordering_type.as_deref().filter(|r| *r != NO_REORDERING) {
             return Err(errors.at(
                 &e.path.key("reordering_type"),
                 format!("reordering_type `{r}` (a reordered layout) is not modelled by rime"),

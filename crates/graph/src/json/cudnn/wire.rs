@@ -183,6 +183,9 @@ pub(super) struct Tensor {
     pub(super) uid_assigned: Option<bool>,
 }
 
+/// `reordering_type` of a tensor stored as its dims and strides say (the only one rime models).
+pub(super) const NO_REORDERING: &str = "NONE";
+
 /// The frontend's pass-by-value variant `{"index": i, "value": v}`: i is the alternative of
 /// `variant<int64, int32, half, float, double, bfloat16>`; floats are hex strings.
 #[derive(Deserialize)]

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::dtype::CudnnType;
 use super::hex::{hex_f32, HexF32};
-use super::wire::{pass_by_value_index, JsonVersion};
+use super::wire::{pass_by_value_index, JsonVersion, NO_REORDERING};
 use crate::json::pretty;
 use crate::{Graph, Node, OpKind, Port, Scalar, SdpaShape, TensorId};
 
@@ -189,7 +189,7 @@ pub fn to_string(graph: &Graph) -> String {
                 pass_by_value: t.pass_by_value.map(pass_by_value),
                 ragged_offset_name: offsets.and_then(|o| graph.get(o)).map(|o| o.name.as_str()),
                 ragged_offset_uid: offsets.and_then(|o| uids.get(o.index()).copied()),
-                reordering_type: "NONE",
+                reordering_type: NO_REORDERING,
                 stride: &t.strides,
                 uid: uids[i],
             }
