@@ -10,14 +10,13 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, SamplingMode};
 use rime::analyzer::{analyze, heuristics, Candidate, HeuristicsOptions, Route, Target};
-use rime::engines::cuda::compile::{compile_ptx, KernelBuild, PtxCache};
-use rime::engines::cuda::workload::{sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
-use rime::engines::cuda::{probe, CudaDevice, CudaStatus, Sm120EnginePlan};
+use rime::engines::cuda::{probe, CudaDevice, CudaStatus, PtxCache, Sm120EnginePlan};
 use rime::engines::{CpuEngine, Engine, HostBuffer, Plan, VariantPack, Workspace};
 use rime::graph::{DataType, Graph};
+use rime_conformance::workload::{sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
 
 /// The typical backward plan: d128 bf16, causal, per-batch bias with dBias.
-fn case(b: i64, h: i64, s: i64, d: i64) -> BackwardCase {
+fn case(b: usize, h: usize, s: usize, d: usize) -> BackwardCase {
     BackwardCase {
         b,
         hq: h,
@@ -63,7 +62,7 @@ impl Machine {
     fn detect() -> Machine {
         let cache_dir =
             std::env::temp_dir().join(format!("rime-host-costs-{}", std::process::id()));
-        let nvrtc = rime::engines::cuda::probe::nvrtc_present();
+        let nvrtc = rime::engines::cuda::nvrtc_present();
         if !nvrtc {
             println!("host_costs: NVRTC not found, skipping the cold-compile and cache benches");
         }
@@ -107,7 +106,7 @@ impl Machine {
 
 /// analyze + heuristics + approve of the typical graph: the support decision before any build.
 fn support_decision(c: &mut Criterion, m: &Machine) {
-    let Ok(graph) = typical().graph() else {
+    let Ok(graph) = typical().graph().map(|g| g.graph) else {
         return;
     };
     let options = HeuristicsOptions::default();
@@ -120,71 +119,55 @@ fn support_decision(c: &mut Criterion, m: &Machine) {
     });
 }
 
-/// The kernels a typical backward plan builds, without a device.
-fn typical_builds(m: &Machine) -> Option<Vec<KernelBuild>> {
+/// The approved typical backward plan, found without a device.
+fn typical_plan(m: &Machine) -> Option<rime::analyzer::ApprovedPlan> {
     let graph = typical().graph().ok()?;
-    let (report, cand) = atomic_candidate(&graph, &m.target)?;
-    let approved = report.approve(&cand).ok()?;
-    Sm120EnginePlan::kernel_builds(&approved).ok()
+    let (report, cand) = atomic_candidate(&graph.graph, &m.target)?;
+    report.approve(&cand).ok()
 }
 
-/// First build: NVRTC compiles of every kernel the typical plan needs, cache bypassed; then the
-/// PTX cache's memory and disk hits for the same kernels (what a warm build pays per kernel
-/// before the driver loads it).
+/// First build: NVRTC compiles of every kernel the typical plan needs into an empty cache; then
+/// the PTX cache's memory and disk hits for the same kernels (what a warm build pays before the
+/// driver loads them).
 fn nvrtc_and_cache(c: &mut Criterion, m: &Machine) {
     if !m.nvrtc {
         return;
     }
-    let Some(builds) = typical_builds(m) else {
+    let Some(approved) = typical_plan(m) else {
         println!("host_costs: no sm120 plan for the typical case, skipping the compile benches");
         return;
     };
     let arch = m.arch();
-    println!(
-        "host_costs: the typical plan ({}) compiles {} kernels for compute_{arch}:",
-        typical().name(),
-        builds.len()
-    );
-    for build in &builds {
-        println!("  {}", build.describe());
+    match Sm120EnginePlan::compile_kernels(&approved, &PtxCache::new(None), arch) {
+        Ok(n) => println!(
+            "host_costs: the typical plan ({}) compiles {n} kernels for compute_{arch}",
+            typical().name()
+        ),
+        Err(e) => {
+            println!("host_costs: the typical plan does not compile ({e}), skipped");
+            return;
+        }
     }
     let mut group = c.benchmark_group("nvrtc_cold");
     group.sample_size(10).sampling_mode(SamplingMode::Flat);
-    for build in &builds {
-        if let Err(e) = compile_ptx(build, arch) {
-            println!(
-                "host_costs: {} does not compile ({e}), skipped",
-                build.file.entry()
-            );
-            continue;
-        }
-        group.bench_function(build.file.entry(), |b| b.iter(|| compile_ptx(build, arch)));
-    }
+    group.bench_function("typical_plan_all_kernels", |b| {
+        b.iter(|| Sm120EnginePlan::compile_kernels(&approved, &PtxCache::new(None), arch))
+    });
     group.finish();
 
     let dir = m.cache_dir.join("ptx");
     let warm = PtxCache::new(Some(dir.clone()));
-    if builds.iter().any(|b| warm.get_or_compile(b, arch).is_err()) {
+    if Sm120EnginePlan::compile_kernels(&approved, &warm, arch).is_err() {
         return;
     }
     let mut group = c.benchmark_group("ptx_cache");
     group.bench_function("memory_hit_all_kernels", |b| {
-        b.iter(|| {
-            builds
-                .iter()
-                .filter(|k| warm.get_or_compile(k, arch).is_ok())
-                .count()
-        })
+        b.iter(|| Sm120EnginePlan::compile_kernels(&approved, &warm, arch))
     });
     group.bench_function("disk_hit_all_kernels", |b| {
         b.iter_batched(
             || PtxCache::new(Some(dir.clone())),
-            |fresh| {
-                builds
-                    .iter()
-                    .filter(|k| fresh.get_or_compile(k, arch).is_ok())
-                    .count()
-            },
+            |fresh| Sm120EnginePlan::compile_kernels(&approved, &fresh, arch),
             BatchSize::SmallInput,
         )
     });
@@ -223,7 +206,7 @@ fn host_pack(graph: &Graph) -> Option<VariantPack> {
 /// check alone, and a whole execute (check + dispatch + a negligible amount of arithmetic).
 fn cpu_tiny(c: &mut Criterion) {
     let setup = || {
-        let graph = case(1, 1, 8, 8).graph().ok()?;
+        let graph = case(1, 1, 8, 8).graph().ok()?.graph;
         let report = analyze(&graph, &Target::by_name("cpu")?);
         let approved = report
             .approve_best(&HeuristicsOptions::default())
@@ -258,7 +241,7 @@ fn sm120_build(c: &mut Criterion, m: &Machine, dev: &Arc<CudaDevice>) {
     let Ok(graph) = typical().graph() else {
         return;
     };
-    let Some((report, cand)) = atomic_candidate(&graph, &m.target) else {
+    let Some((report, cand)) = atomic_candidate(&graph.graph, &m.target) else {
         println!(
             "host_costs: no sm120 candidate for the typical case on {}, skipped",
             m.target.name
@@ -301,9 +284,9 @@ fn sm120_tiny(c: &mut Criterion, m: &Machine, dev: &Arc<CudaDevice>) {
     let tiny = case(1, 1, 64, 128);
     let setup = || -> Option<(Prepared, Workload)> {
         let graph = tiny.graph().ok()?;
-        let (report, cand) = atomic_candidate(&graph, &m.target)?;
-        let prepared = Prepared::new(dev, &report, &cand).ok()?;
-        let work = Workload::new(dev, graph, 7, false).ok()?;
+        let (report, cand) = atomic_candidate(&graph.graph, &m.target)?;
+        let prepared = Prepared::new(dev, &report, &cand, None).ok()?;
+        let work = Workload::new(dev, &tiny, 7).ok()?;
         Some((prepared, work))
     };
     let Some((mut prep, mut work)) = setup() else {

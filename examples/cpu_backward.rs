@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use rime::engines::cpu::perf::{gemm_f32_gflops, BenchProblem};
+use rime_conformance::cpu_perf::{gemm_f32_gflops, BenchProblem};
 
 /// Best wall time of `reps` calls, seconds.
 fn best_of(reps: usize, mut f: impl FnMut()) -> f64 {
@@ -34,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gemm_all = gemm_f32_gflops(1024, 5, true);
     println!("gemm crate, f32 1024x1024x1024: {gemm_1:.1} GFLOP/s on 1 thread, {gemm_all:.1} GFLOP/s on {threads} threads");
 
-    let mut p = BenchProblem::new(b, h, s, d, causal);
+    let mut p = BenchProblem::new(b, h, s, d, causal)?;
     let mut fwd_result = Ok(());
     let fwd = best_of(3, || fwd_result = p.forward());
     fwd_result?;

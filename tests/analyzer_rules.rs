@@ -199,7 +199,7 @@ fn approved_plans_come_only_from_supported_configurations() {
         .approve_config(node, EngineKind::Sm120, Some(Route::Relay))
         .expect("relay");
     assert_eq!(plan.config().route, Some(Route::Relay));
-    assert_eq!(plan.shape().dqk, 64);
+    assert_eq!(plan.problem().shape.dqk, 64);
     assert_eq!(plan.node().name, "bwd");
     let dq = plan.tensor(rime::graph::Port::DQ).expect("dQ bound");
     assert_eq!(dq.dims, vec![2, 4, 128, 64]);

@@ -6,14 +6,14 @@
 //! analyzer (SHP002), not computed.
 //!
 //! `RIME_EDGE_TABLE=1 cargo test --test edge_numerics -- --nocapture` prints the table that
-//! `docs/reliability.md` shows. The cases are `rime_engines::edge_cases` (shared with the GPU
+//! `docs/reliability.md` shows. The cases are `rime_conformance::edge` (shared with the GPU
 //! check `rime selftest --edge`); only the CPU engine runs here.
 
 use half::bf16;
 use rime::analyzer::{analyze, EngineKind, ReasonCode, Target};
-use rime::engines::edge_cases::{edge_cases, EdgeCase};
 use rime::engines::{CpuEngine, Engine, HostBuffer, TensorKey, VariantPack, Workspace};
 use rime::graph::{DataType, TensorId};
+use rime_conformance::edge::{edge_cases, EdgeCase};
 
 #[path = "../crates/engines/tests/support/mod.rs"]
 mod reference;
@@ -22,17 +22,18 @@ use reference::{naive, worst, Case, Data};
 
 /// The naive reference's description of a shared edge case.
 fn reference_case(e: &EdgeCase) -> Case {
-    let mut c = Case::new(e.name, e.b, e.h, e.sq, e.skv, e.d);
-    if let Some(b) = e.band {
-        c = c.band(b.left, b.right, b.bottom_right);
+    let s = &e.spec;
+    let mut c = Case::new(e.name, s.b, s.hq, s.sq, s.skv, s.dqk);
+    if s.band != rime_conformance::BandSpec::default() {
+        c = c.band(s.band.left, s.band.right, s.band.bottom_right);
     }
-    if let Some((q, kv)) = &e.seq_lens {
+    if let Some((q, kv)) = &s.padding {
         c = c.padding(q, kv);
     }
-    if let Some(b) = e.bias {
+    if let Some(b) = s.bias {
         c = c.bias(b.per_batch, b.per_head);
     }
-    if e.sink.is_some() {
+    if s.sink {
         c = c.sink();
     }
     c
@@ -42,10 +43,10 @@ fn reference_case(e: &EdgeCase) -> Case {
 /// says.
 fn data_of(e: &EdgeCase, case: &Case) -> Data {
     let mut data = rounded(Data::random(case, e.seed));
-    if let Some(b) = e.bias {
-        data = rounded(with_bias(data, |i| b.fill.value(i)));
+    if let Some(fill) = e.bias_fill {
+        data = rounded(with_bias(data, fill.function()));
     }
-    if let (Some(Some(v)), Some(s)) = (e.sink, data.sink.as_mut()) {
+    if let (Some(v), Some(s)) = (e.sink_value, data.sink.as_mut()) {
         s.data.iter_mut().for_each(|x| *x = v);
     }
     data
@@ -53,7 +54,7 @@ fn data_of(e: &EdgeCase, case: &Case) -> Data {
 
 /// The backward graph of a case (shared with `rime selftest --edge`), with its tensors by name.
 fn graph_of(e: &EdgeCase) -> (rime::graph::Graph, Vec<(&'static str, TensorId)>) {
-    let g = e.backward_graph().expect("edge graph");
+    let g = e.spec.backward_graph().expect("edge graph");
     (g.graph, g.ids)
 }
 
@@ -218,12 +219,11 @@ fn edge_cases_give_finite_gradients_equal_to_the_reference() {
 
 #[test]
 fn a_single_query_and_a_single_key_is_refused_not_computed() {
-    let case = EdgeCase {
+    let mut case = EdgeCase {
         name: "sq_1_skv_1",
-        sq: 1,
-        skv: 1,
         ..edge_cases()[0].clone()
     };
+    (case.spec.sq, case.spec.skv) = (1, 1);
     let (graph, _) = graph_of(&case);
     let report = analyze(&graph, &Target::by_name("cpu").expect("cpu"));
     assert!(!report.supports(EngineKind::CpuReference));

@@ -143,8 +143,10 @@ pub fn estimate(
     if backward {
         flops *= 2.5;
     }
-    let o = &node.options;
-    if o.right_bound == Some(0) && o.left_bound.is_none() {
+    // The band as the engines see it: a bound beyond the sequences masks nothing.
+    let band = crate::problem::ProblemShape::of(shape)
+        .map(|p| crate::Band::normalized(&node.options, p.sq, p.skv));
+    if band.is_some_and(|b| b.right == Some(0) && b.left.is_none()) {
         flops *= 0.5;
     }
     let mut bytes = tensor_bytes(graph, node) + route_bytes(config);

@@ -1,9 +1,12 @@
-//! `ApprovedPlan`: what engines accept — a node, a supported configuration and its exact
-//! workspace, which only the analyzer can construct.
+//! `ApprovedPlan`: what engines accept — a node, a supported configuration (engine, route, the
+//! kernels to run) with its exact workspace, and the checked [`SdpaProblem`], which only the
+//! analyzer can construct. Engines build exactly what it names.
 
 use std::sync::Arc;
 
 use rime_graph::{Graph, Node, NodeId, Port, SdpaShape, Tensor, TensorId};
+
+use crate::problem::SdpaProblem;
 
 use crate::heuristics::Candidate;
 use crate::{
@@ -54,8 +57,7 @@ pub struct ApprovedPlan {
     node: NodeId,
     node_data: Node,
     config: EngineConfig,
-    shape: SdpaShape,
-    attn_scale: AttnScale,
+    problem: SdpaProblem,
 }
 
 impl ApprovedPlan {
@@ -94,14 +96,14 @@ impl ApprovedPlan {
         &self.config
     }
 
-    /// The node's shape.
-    pub fn shape(&self) -> SdpaShape {
-        self.shape
+    /// The checked problem: sizes, normalised band, bias broadcast, every port's tensor.
+    pub fn problem(&self) -> &SdpaProblem {
+        &self.problem
     }
 
     /// The attention scale to apply.
     pub fn attn_scale(&self) -> AttnScale {
-        self.attn_scale
+        self.problem.scale
     }
 
     /// The exact workspace the engine must use and never exceed.
@@ -113,9 +115,10 @@ impl ApprovedPlan {
     /// envelope and Q tile (so the approved workspace still fits it exactly), e.g. an
     /// [`H200_TUNED`](crate::sm120::kernels::H200_TUNED) entry for a benchmark that compares tile
     /// configurations. The analyzer itself never selects such a kernel; `None` when `kernel`
-    /// does not match.
+    /// does not match or does not fit the plan's target.
     pub fn with_main_kernel(&self, kernel: &'static KernelConfig) -> Option<Self> {
-        self.config.kernel?.interchangeable(kernel).then(|| {
+        let fits = u64::from(kernel.smem_bytes) <= self.target.smem_per_block;
+        (fits && self.config.kernel?.interchangeable(kernel)).then(|| {
             let mut plan = self.clone();
             plan.config.kernel = Some(kernel);
             plan
@@ -147,14 +150,14 @@ impl SupportReport {
             .ok_or_else(not_supported)?;
         let shape = report.shape.ok_or_else(not_supported)?;
         let graph_node = self.graph.node(node).ok_or_else(not_supported)?;
+        let problem = SdpaProblem::of(&self.graph, graph_node, &shape).ok_or_else(not_supported)?;
         Ok(ApprovedPlan {
             graph: Arc::clone(&self.graph),
             target: self.target.clone(),
             node,
             node_data: graph_node.clone(),
             config,
-            shape,
-            attn_scale: effective_scale(&self.graph, graph_node, &shape),
+            problem,
         })
     }
 
@@ -196,7 +199,7 @@ impl SupportReport {
 }
 
 /// The option, else a by-value Attn_scale tensor, else the tensor at run time, else 1/sqrt(Dqk).
-fn effective_scale(graph: &Graph, node: &Node, shape: &SdpaShape) -> AttnScale {
+pub(crate) fn effective_scale(graph: &Graph, node: &Node, shape: &SdpaShape) -> AttnScale {
     if let Some(v) = node.options.attn_scale {
         return AttnScale::Value(v);
     }

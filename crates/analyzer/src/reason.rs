@@ -503,6 +503,20 @@ reason_codes! {
     /// Fix: give the scale by value (`attn_scale`), or make the Attn_scale tensor
     /// pass-by-value (`"value": {"f32": ...}`).
     Sm120ScaleTensor = "SMX011", Sm120;
+    /// The batch or the number of query heads exceeds what a CUDA grid dimension holds.
+    ///
+    /// Why: the SM120 kernels launch one block per (tile, head, batch), with heads on the grid's
+    /// y dimension and the batch on its z dimension, each limited to 65,535 blocks.
+    ///
+    /// Fix: split the batch (or the heads) into calls of at most 65,535.
+    Sm120GridLimit = "SMX012", Sm120;
+    /// Sq or Skv exceeds 2^30 (1,073,741,824) tokens.
+    ///
+    /// Why: the SM120 kernels index rows and evaluate the mask band with 32-bit integers,
+    /// exact only while sequence positions and their differences stay below 2^31.
+    ///
+    /// Fix: split the sequence (context parallelism), or use the cpu_reference engine.
+    Sm120SequenceLimit = "SMX013", Sm120;
 
     // ---------------------------------------------------------------- routes
     /// The atomic route is not deterministic and the graph asks for determinism.

@@ -57,32 +57,11 @@ pub struct NodeDoc {
     /// `SDPA_FWD` or `SDPA_BWD`.
     pub op: String,
     /// The shape, when Q, K and V are rank 4.
-    pub shape: Option<ShapeDoc>,
+    pub shape: Option<rime_graph::SdpaShape>,
     /// Rejections for every engine.
     pub rejections: Vec<RejectionDoc>,
     /// Per configuration.
     pub configs: Vec<ConfigDoc>,
-}
-
-/// An SDPA shape as JSON.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ShapeDoc {
-    /// Batch.
-    pub b: i64,
-    /// Query heads.
-    pub hq: i64,
-    /// Key heads.
-    pub hk: i64,
-    /// Value heads.
-    pub hv: i64,
-    /// Query length.
-    pub sq: i64,
-    /// Key/value length.
-    pub skv: i64,
-    /// Q/K head dim.
-    pub dqk: i64,
-    /// V head dim.
-    pub dv: i64,
 }
 
 /// A configuration as JSON.
@@ -231,16 +210,7 @@ pub fn report_doc(report: &SupportReport) -> ReportDoc {
             .map(|n| NodeDoc {
                 name: n.name.clone(),
                 op: n.op.tag().to_owned(),
-                shape: n.shape.map(|s| ShapeDoc {
-                    b: s.b,
-                    hq: s.hq,
-                    hk: s.hk,
-                    hv: s.hv,
-                    sq: s.sq,
-                    skv: s.skv,
-                    dqk: s.dqk,
-                    dv: s.dv,
-                }),
+                shape: n.shape,
                 rejections: docs(&n.rejections),
                 configs: n
                     .configs

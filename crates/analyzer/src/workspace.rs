@@ -15,7 +15,8 @@ pub enum RegionKind {
     Delta,
     /// f32 dQ accumulator, B * Hq * Sq * Dqk (atomic and relay routes).
     DqAccum,
-    /// u32 relay counters, one per (b, hq, Q tile) (relay route).
+    /// u32 relay turn counters, one per (b, hq, Q tile), then block tickets, one per (b, KV
+    /// head) (relay route).
     RelayCounters,
     /// dS in the io type, B * Hq * Sq * round_up(Skv, 128) (two_kernel route).
     DScores,

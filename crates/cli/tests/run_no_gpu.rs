@@ -21,8 +21,8 @@ fn rime(args: &[&str]) -> (i32, String, String) {
 /// True when this machine can drive the GPU engine (then the no-GPU paths are not reachable).
 fn cuda_usable() -> bool {
     let usable = matches!(
-        rime_engines::cuda::probe::probe(),
-        rime_engines::cuda::probe::CudaStatus::Available { .. }
+        rime_engines::cuda::probe(),
+        rime_engines::cuda::CudaStatus::Available { .. }
     );
     if usable {
         eprintln!("skipped: CUDA is usable here; the no-GPU paths are not reachable");

@@ -79,7 +79,7 @@
 #endif
 #define DQ_UNROLL _Pragma("unroll 2")
 
-static_assert(BLOCK_KV == 16 * WARPS, "one warp per 16 KV rows");
+static_assert(BLOCK_KV == 16 * WARPS, "one warp per 16 KV rows (two rows per pass of the block)");
 static_assert(BLOCK_Q % 16 == 0 && HEAD_DIM_QK % DQ_UNIT == 0 && HEAD_DIM_V % 16 == 0,
               "tile shapes");
 static_assert((BLOCK_KV / 16) % DQ_SPLIT == 0, "dQ k steps split evenly");
@@ -89,7 +89,7 @@ static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
 static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
 
 // Query tiles [m_begin, m_end) that the band leaves for KV tile n (tile skipping). Every block
-// and the relay turn order use this one function.
+// and the relay turn order use this one function. (32-bit sums: see attn.cuh.)
 __device__ __forceinline__ void q_tiles_of(const AttnParams& p, const SeqLens& L, int n,
                                            int& m_begin, int& m_end) {
     const int n0 = n * BLOCK_KV;
@@ -98,11 +98,11 @@ __device__ __forceinline__ void q_tiles_of(const AttnParams& p, const SeqLens& L
     int i_begin = 0;
     int i_end = L.q;
     if (p.has_right) {
-        int lo = n0 - L.shift - p.right_bound;
+        const int lo = n0 - L.shift - p.right_bound;
         if (lo > i_begin) i_begin = lo;
     }
     if (p.has_left) {
-        int hi = j_last - L.shift + p.left_bound;
+        const int hi = j_last - L.shift + p.left_bound;
         if (hi < i_end) i_end = hi;
     }
     if (j_last < n0) i_end = i_begin;  // the tile lies past the padding mask's KV length
@@ -248,11 +248,22 @@ rime_bwd_main(const AttnParams p) {
     const int kvh = blockIdx.y;
     const int b = blockIdx.z;
 #if DQ_ROUTE == 1
-    // Relay: blocks start with the last KV tile, which under a causal mask reaches the fewest
-    // Q tiles, and on each Q tile the KV tiles take turns last-first. Every block then waits
-    // only on blocks launched before it (no deadlock however few are resident), and along the
-    // diagonal each block starts at once and trails its neighbour by one step.
-    const int kv_tile = (int)gridDim.x - 1 - (int)blockIdx.x;
+    // Relay: a block takes its KV tile from its KV head's ticket (after the turn counters in the
+    // relay region, zeroed by the preprocess kernel), not from blockIdx.x: tickets go to the blocks of a KV head in the order they start
+    // running, ticket t is the t-th KV tile from the last, and a block waits only for larger KV
+    // tiles of its KV head, whose tickets came before its own: blocks already running (CUDA does
+    // not promise to start blocks in blockIdx order, so waiting on a block by its index could
+    // wait on one that never starts). The last KV tile reaches the fewest Q tiles under a causal
+    // mask, and on each Q tile the KV tiles take turns last-first: along the diagonal each block
+    // starts at once and trails its neighbour by one step. The ticket is broadcast through the
+    // dS^T tile, which nothing uses before the main loop's first barrier.
+    if (tid == 0) {
+        unsigned int* tickets = (unsigned int*)p.relay +
+                                (i64)p.batch * p.hq * ((p.sq + BLOCK_Q - 1) / BLOCK_Q);
+        *(volatile int*)sdS = (int)atomicAdd(tickets + b * p.hk + kvh, 1u);
+    }
+    __syncthreads();
+    const int kv_tile = (int)gridDim.x - 1 - *(volatile int*)sdS;
 #else
     const int kv_tile = blockIdx.x;
 #endif
@@ -281,9 +292,9 @@ rime_bwd_main(const AttnParams p) {
         // Rows [0, r0) and [r1, Sq): the walked Q tiles cover [r0, r1).
         const int r0 = m_begin * BLOCK_Q < p.sq ? m_begin * BLOCK_Q : p.sq;
         const int r1 = m_end <= m_begin ? r0 : (m_end * BLOCK_Q < p.sq ? m_end * BLOCK_Q : p.sq);
-        for (int e = tid; e < (r0 + p.sq - r1) * BLOCK_KV; e += WARPS * 32) {
-            const int row = e / BLOCK_KV;
-            const int jl = e - row * BLOCK_KV;
+        // Two rows per pass (2 * BLOCK_KV threads), so no index grows past Sq.
+        const int jl = tid % BLOCK_KV;
+        for (int row = tid / BLOCK_KV; row < r0 + p.sq - r1; row += WARPS * 32 / BLOCK_KV) {
             const int i = row < r0 ? row : row - r0 + r1;
 #if DBIAS_MODE == 1
             if (n0 + jl < p.skv) gdB[(i64)i * p.dbias.ss + n0 + jl] = 0;
@@ -386,6 +397,7 @@ rime_bwd_main(const AttnParams p) {
         const u32 (*bias2)[2] = nullptr;
 #endif
         // Every (i, j) of the tile inside the sequences and the band: no per-element mask.
+        // A walked tile has q0 < q, so q0 + shift + bound stays within 32 bits (attn.cuh).
         bool interior = q0 + BLOCK_Q <= L.q && n0 + BLOCK_KV <= L.kv;
         if (p.has_right) interior = interior && n0 + BLOCK_KV - 1 <= q0 + L.shift + p.right_bound;
         if (p.has_left) interior = interior && n0 > q0 + BLOCK_Q - 1 + L.shift - p.left_bound;

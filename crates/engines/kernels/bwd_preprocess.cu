@@ -1,18 +1,20 @@
 // bwd_preprocess.cu: first kernel of the SDPA backward.
 //   delta[b][h][i] = sum_d dO[b,h,i,d] * O[b,h,i,d]   (f32, the "D" of dS = P * (dP - D))
 // and zeroes what the later kernels add into: the f32 dQ accumulator [B][Hq][Sq][Dqk]
-// (atomic and relay routes), the relay route's turn counters [B][Hq][ceil(Sq / RELAY_TILE)],
-// and the f32 dBias accumulator [bias_b][bias_h][Sq][Skv] when the workspace has one.
+// (atomic and relay routes), the relay route's turn counters [B][Hq][ceil(Sq / RELAY_TILE)]
+// and block tickets [B][Hk], and the f32 dBias accumulator [bias_b][bias_h][Sq][Skv] when
+// the workspace has one.
 //
-// One block per (PRE_ROWS query rows, query head, batch), 4 warps; each warp reduces one row at
-// a time across its lanes. Every row below Sq is written (grid = ceil(Sq / PRE_ROWS)), so no
-// accumulator or delta element is left unwritten. The dBias accumulator is zeroed by a
-// grid-stride loop over all blocks. No shared memory.
+// One block per (RIME_PRE_ROWS query rows, query head, batch), RIME_PRE_WARPS warps (both from
+// the generated ABI, which the host's grid uses too); each warp reduces one row at a time across
+// its lanes. Every row below Sq is written (grid = ceil(Sq / RIME_PRE_ROWS)), so no accumulator
+// or delta element is left unwritten. The dBias accumulator is zeroed by a grid-stride loop over
+// all blocks. No shared memory.
 //
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, IS_BF16, RELAY_TILE (the main kernel's BLOCK_Q).
 
-#define PRE_ROWS 16
-#define PRE_WARPS 4
+#define PRE_ROWS RIME_PRE_ROWS
+#define PRE_WARPS RIME_PRE_WARPS
 
 extern "C" __global__ void __launch_bounds__(PRE_WARPS * 32)
 rime_bwd_preprocess(const AttnParams p) {
@@ -39,8 +41,11 @@ rime_bwd_preprocess(const AttnParams p) {
             for (int d = lane; d < p.hd_qk; d += 32) dq_acc[(i64)i * p.hd_qk + d] = 0.f;
     }
     if (p.relay != 0) {
+        // [B][Hq][tiles] turn counters, then [B][Hk] block tickets.
         const int tiles = (p.sq + RELAY_TILE - 1) / RELAY_TILE;
         unsigned int* counters = (unsigned int*)p.relay + ((i64)b * p.hq + h) * tiles;
+        unsigned int* tickets = (unsigned int*)p.relay + (i64)p.batch * p.hq * tiles;
+        if (blockIdx.x == 0 && threadIdx.x == 0 && h < p.hk) tickets[b * p.hk + h] = 0;
         for (int m = blockIdx.x * blockDim.x + threadIdx.x; m < tiles; m += gridDim.x * blockDim.x)
             counters[m] = 0;
     }

@@ -1,5 +1,7 @@
-// common.cuh: helpers shared by every rime kernel. The engine prepends this text to each kernel
-// source before handing it to NVRTC, so kernels need no CUDA toolkit header.
+// common.cuh: helpers shared by every rime kernel. The engine hands NVRTC this text, then the
+// kernel ABI it generates from crates/engines/src/cuda/abi.rs (the parameter structs with a
+// static_assert on every field offset, and the launch constants), then attn.cuh, then the
+// kernel itself, so kernels need no CUDA toolkit header.
 //
 // Everything here is inline PTX for sm_80+ (mma.sync m16n8k16 with f32 accumulate, ldmatrix,
 // cp.async, red.global.add.f32, ex2.approx). Element storage is 16 bits (`io_t`); IS_BF16 picks
@@ -239,84 +241,4 @@ __device__ __forceinline__ void load_tile(io_t* s, int ld, const io_t* g, i64 st
         const io_t* src = valid ? g + (i64)r * stride + col : g;
         cp_async_16(s + r * ld + col, src, valid);
     }
-}
-// Keep (i, j) iff it is inside the sequences and the diagonal band (see sdpa-backward.md).
-__device__ __forceinline__ bool rime_keep(int i, int j, int sq, int skv, int shift, int has_right,
-                                          int right_bound, int has_left, int left_bound) {
-    bool keep = i < sq && j < skv;
-    if (has_right) keep = keep && j <= i + shift + right_bound;
-    if (has_left) keep = keep && j > i + shift - left_bound;
-    return keep;
-}
-
-// One tensor argument: device address and element strides of the batch, head and sequence dims
-// (the last dim is contiguous). Broadcast dims carry stride 0.
-struct TensorRef {
-    u64 ptr;
-    i64 sb, sh, ss;
-};
-
-// Kernel parameters shared by the forward, preprocess and backward kernels (mirrored by
-// `AttnParams` in crates/engines/src/cuda/params.rs; keep the two in the same order).
-struct AttnParams {
-    TensorRef q, k, v, o, d_o, stats, bias, dq, dk, dv, dbias;
-    TensorRef seq_q, seq_kv;  // i32 (B,1,1,1) sequence lengths of the padding mask (ptr 0: none)
-    u64 delta;        // f32 [B][Hq][Sq], workspace
-    u64 dq_accum;     // f32 [B][Hq][Sq][HEAD_DIM_QK], workspace
-    u64 dbias_accum;  // f32 [bias_b][bias_h][Sq][Skv], workspace (broadcast dBias only)
-    u64 relay;        // u32 [B][Hq][ceil(Sq / BLOCK_Q)] turn counters, workspace (relay route)
-    u64 ds;           // io [B][Hq][Sq][round_up(Skv, 128)], workspace (two_kernel route)
-    int batch, hq, hk, hv, sq, skv;
-    int bottom_right; // diagonal aligned bottom-right: shift = kv_len - q_len (per batch)
-    int has_right, right_bound, has_left, left_bound;
-    int bias_b, bias_h;
-    float scale;
-    int hd_qk, hd_v;  // actual head dims (<= HEAD_DIM_QK / HEAD_DIM_V: padded envelopes)
-    int alibi_n;      // 0: no ALiBi; else 2^floor(log2 Hq), with the slope bases below
-    float alibi_base; // 2^(-8 / alibi_n): head h < n has slope alibi_base^(h + 1)
-    float alibi_half; // 2^(-4 / alibi_n): head n + m has slope alibi_half * alibi_base^m
-    int pad_;
-};
-
-// ALiBi slope of query head h (the standard geometric sequence, also for Hq not a power of 2).
-__device__ __forceinline__ float rime_alibi_slope(const AttnParams& p, int h) {
-    float s = h < p.alibi_n ? p.alibi_base : p.alibi_half;
-    const int e = h < p.alibi_n ? h : h - p.alibi_n;
-    for (int k = 0; k < e; ++k) s *= p.alibi_base;
-    return s;
-}
-
-// Row pitch of the two_kernel route's dS workspace: Skv rounded up to 128 columns.
-__device__ __forceinline__ i64 ds_pitch(int skv) { return (i64)((skv + 127) / 128) * 128; }
-
-__device__ __forceinline__ unsigned int ld_acquire_u32(const unsigned int* p) {
-    unsigned int v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_release_u32(unsigned int* p, unsigned int v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ void fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
-
-// Valid lengths of batch b (the padding mask's, clamped to the tensors; else Sq, Skv) and the
-// diagonal shift that goes with them.
-struct SeqLens {
-    int q, kv, shift;
-};
-
-__device__ __forceinline__ int clamp_len(const TensorRef& t, int b, int max) {
-    if (t.ptr == 0) return max;
-    const int v = ((const int*)t.ptr)[b * t.sb];
-    return v < 0 ? 0 : (v > max ? max : v);
-}
-
-__device__ __forceinline__ SeqLens seq_lens(const AttnParams& p, int b) {
-    SeqLens l;
-    l.q = clamp_len(p.seq_q, b, p.sq);
-    l.kv = clamp_len(p.seq_kv, b, p.skv);
-    l.shift = p.bottom_right ? l.kv - l.q : 0;
-    return l;
 }

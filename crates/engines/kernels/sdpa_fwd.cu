@@ -56,22 +56,25 @@ rime_sdpa_fwd(const AttnParams p) {
 
     // KV range the band leaves for rows m0 .. m0 + BLOCK_Q - 1 (tile skipping); rows past the
     // padding mask's length are fully masked (O = 0, Stats = +inf) and walk nothing.
+    // KV range the band leaves for rows m0 .. m0 + BLOCK_Q - 1 (tile skipping; 32-bit sums: see
+    // attn.cuh); rows past the padding mask's length are fully masked (O = 0, Stats = +inf) and
+    // walk nothing.
     const SeqLens L = seq_lens(p, b);
     int row_last = m0 + BLOCK_Q - 1;
     if (row_last > L.q - 1) row_last = L.q - 1;
     int j_begin = 0;
     int j_end = L.kv;
     if (p.has_left) {
-        int lo = m0 + L.shift - p.left_bound + 1;
+        const int lo = m0 + L.shift - p.left_bound + 1;
         if (lo > j_begin) j_begin = lo;
     }
     if (p.has_right) {
-        int hi = row_last + L.shift + p.right_bound + 1;
+        const int hi = row_last + L.shift + p.right_bound + 1;
         if (hi < j_end) j_end = hi;
     }
     if (row_last < m0) j_end = j_begin;
-    int n_begin = j_begin / BLOCK_KV;
-    int n_end = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV : n_begin;
+    const int n_begin = j_begin / BLOCK_KV;
+    const int n_end = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV : n_begin;
 
     load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, false>(sQ, LD_QK, gQ, p.q.ss, p.sq - m0, p.hd_qk,
                                                        tid);
@@ -125,8 +128,8 @@ rime_sdpa_fwd(const AttnParams p) {
                 const int i = qrow0 + (e >> 1) * 8;
                 const int j = n0 + nt * 8 + 2 * t + (e & 1);
                 float v = s[nt][e] * scale_log2;
-                bool keep = rime_keep(i, j, L.q, L.kv, L.shift, p.has_right, p.right_bound,
-                                      p.has_left, p.left_bound);
+                const bool keep = rime_keep(i, j, L.q, L.kv, L.shift, p.has_right, p.right_bound,
+                                            p.has_left, p.left_bound);
 #if HAS_BIAS
                 if (keep) v += io_to_f32(gB[(i64)i * p.bias.ss + j]) * RIME_LOG2E;
 #endif

@@ -31,6 +31,24 @@ impl MemoryLocation {
     }
 }
 
+/// The address range a buffer occupies, for overlap checks between the buffers of one pack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemorySpan {
+    /// Where the range is.
+    pub location: MemoryLocation,
+    /// First byte's address.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+}
+
+impl MemorySpan {
+    /// True when the two ranges share a byte.
+    pub fn overlaps(&self, other: &MemorySpan) -> bool {
+        self.location == other.location && self.start < other.end && other.start < self.end
+    }
+}
+
 /// Borrowed host elements of any type a tensor can have.
 #[derive(Debug, Clone, Copy)]
 pub enum HostData<'a> {
@@ -65,6 +83,11 @@ pub trait Buffer: Debug + Send + Sync {
     }
     /// Where the memory lives.
     fn location(&self) -> MemoryLocation;
+    /// The address range of the elements when other buffers may share it (views of one
+    /// allocation, memory wrapped from elsewhere); `None` for memory the buffer owns alone.
+    fn span(&self) -> Option<MemorySpan> {
+        None
+    }
     /// The elements, when they are in host memory.
     fn host(&self) -> Option<HostData<'_>>;
     /// The elements, writable, when they are in host memory.

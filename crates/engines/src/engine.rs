@@ -2,7 +2,7 @@
 
 use rime_analyzer::{ApprovedPlan, EngineKind};
 
-use crate::{EngineError, Plan};
+use crate::{Buffer, EngineError, HostBuffer, Plan, Workspace};
 
 /// An engine turns an [`ApprovedPlan`] (only the analyzer can make one) into an executable
 /// [`Plan`].
@@ -14,9 +14,27 @@ pub trait Engine: Send + Sync {
     ///
     /// # Errors
     /// [`EngineError::WrongEngine`] when the configuration names another engine;
-    /// [`EngineError::Unsupported`] when the node needs something the engine lacks (the
-    /// analyzer should have rejected it).
+    /// [`EngineError::MalformedPlan`] when it does not say what the engine must run; compile
+    /// or driver errors of a device engine.
     fn build_plan(&self, approved: &ApprovedPlan) -> Result<Box<dyn Plan>, EngineError>;
+
+    /// A copy of `host` where this engine's plans read their buffers.
+    ///
+    /// # Errors
+    /// Allocation or copy errors; a data type the engine's memory cannot hold.
+    fn upload(&self, host: &HostBuffer) -> Result<Box<dyn Buffer>, EngineError>;
+
+    /// A host copy of a buffer of this engine's memory.
+    ///
+    /// # Errors
+    /// [`EngineError::WrongMemory`] or a CUDA error for a buffer elsewhere; copy errors.
+    fn download(&self, buffer: &dyn Buffer) -> Result<HostBuffer, EngineError>;
+
+    /// A workspace of `bytes` bytes in this engine's memory.
+    ///
+    /// # Errors
+    /// Allocation errors.
+    fn workspace(&self, bytes: usize) -> Result<Workspace, EngineError>;
 }
 
 /// Checks that `approved` names engine `kind`.

@@ -15,13 +15,52 @@ pub enum EngineError {
         /// Engine the configuration names.
         wanted: &'static str,
     },
-    /// The graph holds something the engine does not implement (the analyzer should have said).
-    #[error("engine {engine} does not implement {feature}")]
-    Unsupported {
+    /// The approved configuration does not say what the engine must run (for example a
+    /// backward configuration without its main kernel): an analyzer bug, never a user error.
+    #[error("engine {engine} cannot build this approved plan: it names no {what}")]
+    MalformedPlan {
         /// Engine name.
         engine: &'static str,
-        /// What is missing.
-        feature: &'static str,
+        /// What the configuration lacks.
+        what: &'static str,
+    },
+    /// A size exceeds what the engine's kernels take (the analyzer's limits should keep it out).
+    #[error("engine {engine}: {what} = {value} exceeds its limit {limit}")]
+    LimitExceeded {
+        /// Engine name.
+        engine: &'static str,
+        /// What is too large.
+        what: &'static str,
+        /// The value.
+        value: u64,
+        /// The largest allowed.
+        limit: u64,
+    },
+    /// A buffer's address is not aligned as the kernels' vector accesses need.
+    #[error("tensor '{tensor}' is at address {address:#x}, which is not a multiple of {alignment} bytes")]
+    Misaligned {
+        /// Tensor name.
+        tensor: String,
+        /// The buffer's address.
+        address: u64,
+        /// The alignment needed, bytes.
+        alignment: u64,
+    },
+    /// An output's buffer (or the workspace) shares memory with another buffer of the pack.
+    #[error("the buffer of '{output}' overlaps the buffer of '{other}'")]
+    AliasedBuffers {
+        /// The output (or `workspace`).
+        output: String,
+        /// The tensor whose buffer it overlaps.
+        other: String,
+    },
+    /// The engine cannot run on this machine.
+    #[error("engine {engine} is unavailable: {reason}")]
+    EngineUnavailable {
+        /// Engine name.
+        engine: &'static str,
+        /// Why.
+        reason: String,
     },
     /// A graph tensor needs a buffer and the variant pack has none.
     #[error("variant pack has no buffer for tensor '{tensor}'")]

@@ -37,17 +37,18 @@
 mod buffer;
 pub mod cpu;
 pub mod cuda;
-pub mod edge_cases;
 mod engine;
 mod error;
 mod plan;
+mod registry;
 mod variant_pack;
 mod workspace;
 
-pub use buffer::{Buffer, HostBuffer, HostData, HostDataMut, MemoryLocation};
+pub use buffer::{Buffer, HostBuffer, HostData, HostDataMut, MemoryLocation, MemorySpan};
 pub use cpu::CpuEngine;
 pub use engine::{expect_engine, Engine};
 pub use error::EngineError;
 pub use plan::{check_workspace, Plan, PlanTensors};
+pub use registry::engine_for;
 pub use variant_pack::{Binding, TensorKey, VariantPack};
 pub use workspace::Workspace;

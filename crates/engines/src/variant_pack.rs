@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use rime_graph::{Graph, TensorId};
+use rime_graph::{DataType, Graph, TensorId};
 
-use crate::{Buffer, EngineError};
+use crate::{Buffer, EngineError, MemorySpan};
 
 /// How a variant-pack entry names its tensor.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -104,6 +104,20 @@ impl VariantPack {
     /// [`EngineError::MissingBuffer`], [`EngineError::DataTypeMismatch`] or
     /// [`EngineError::BufferTooSmall`], naming the tensor and the sizes.
     pub fn check(&self, graph: &Graph, needed: &[TensorId]) -> Result<Binding, EngineError> {
+        self.check_typed(graph, needed, |t| t)
+    }
+
+    /// [`Self::check`] with the buffer type each tensor type must have given by `buffer_type`
+    /// (e.g. f64 for every float tensor of a reference plan).
+    ///
+    /// # Errors
+    /// As [`Self::check`].
+    pub fn check_typed(
+        &self,
+        graph: &Graph,
+        needed: &[TensorId],
+        buffer_type: impl Fn(DataType) -> DataType,
+    ) -> Result<Binding, EngineError> {
         let name = |id: TensorId| graph.get(id).map_or_else(String::new, |t| t.name.clone());
         let mut entry_of = BTreeMap::new();
         for (n, (key, _)) in self.entries.iter().enumerate() {
@@ -130,7 +144,7 @@ impl VariantPack {
                     tensor: tensor.name.clone(),
                 })?;
             let buffer = &self.entries[entry].1;
-            if let Some(expected) = graph.data_type(id) {
+            if let Some(expected) = graph.data_type(id).map(&buffer_type) {
                 if buffer.data_type() != expected {
                     return Err(EngineError::DataTypeMismatch {
                         tensor: tensor.name.clone(),
@@ -156,6 +170,59 @@ impl VariantPack {
             }
         }
         Ok(Binding { entry_of })
+    }
+
+    /// The buffer bound to tensor `id` by a checked pack.
+    pub fn bound(&self, binding: &Binding, id: TensorId) -> Option<&dyn Buffer> {
+        binding
+            .entry_of
+            .get(&id)
+            .and_then(|&n| self.entries.get(n))
+            .map(|(_, b)| &**b)
+    }
+
+    /// The name of the first bound tensor whose buffer shares a byte with `span`.
+    pub fn overlapping(
+        &self,
+        graph: &Graph,
+        binding: &Binding,
+        span: &MemorySpan,
+    ) -> Option<String> {
+        binding.entry_of.iter().find_map(|(&id, &n)| {
+            let other = self.entries.get(n)?.1.span()?;
+            other
+                .overlaps(span)
+                .then(|| graph.get(id).map_or_else(String::new, |t| t.name.clone()))
+        })
+    }
+
+    /// Refuses a checked pack in which an output's buffer shares memory with any other bound
+    /// buffer (views of one allocation, or memory wrapped twice).
+    ///
+    /// # Errors
+    /// [`EngineError::AliasedBuffers`] naming both tensors.
+    pub fn check_overlaps(
+        &self,
+        graph: &Graph,
+        binding: &Binding,
+        outputs: &[TensorId],
+    ) -> Result<(), EngineError> {
+        let name = |id: TensorId| graph.get(id).map_or_else(String::new, |t| t.name.clone());
+        for &out in outputs {
+            let Some(span) = self.bound(binding, out).and_then(|b| b.span()) else {
+                continue;
+            };
+            for (&id, &n) in &binding.entry_of {
+                let shared = self.entries.get(n).and_then(|(_, b)| b.span());
+                if id != out && shared.is_some_and(|s| s.overlaps(&span)) {
+                    return Err(EngineError::AliasedBuffers {
+                        output: name(out),
+                        other: name(id),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Splits a checked pack into read-only buffers and the writable buffers of `outputs`.

@@ -8,8 +8,8 @@ use crate::buffer::MemoryLocation;
 pub enum Workspace {
     /// Host bytes.
     Host(Vec<u8>),
-    /// Device bytes (the CUDA engine's; see [`crate::cuda::buffer::DeviceWorkspace`]).
-    Device(crate::cuda::buffer::DeviceWorkspace),
+    /// Device bytes (the CUDA engine's; see [`crate::cuda::DeviceWorkspace`]).
+    Device(crate::cuda::DeviceWorkspace),
 }
 
 impl Workspace {

@@ -11,8 +11,8 @@ const F32_ONLY: &[DataType] = &[DataType::F32];
 const I32_ONLY: &[DataType] = &[DataType::I32];
 const INTEGERS: &[DataType] = &[DataType::I32, DataType::I64];
 
-/// The logical sizes of one SDPA node, read off Q, K and V.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The logical sizes of one SDPA node, read off Q, K and V (also their JSON form in reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct SdpaShape {
     /// Batch.
     pub b: i64,

@@ -402,7 +402,10 @@ mod tests {
             );
             let dq = companion(KernelRole::DqGemm, main).expect("dq gemm");
             assert!(dq.block_q % main.block_q == 0 && dq.block_q >= main.block_q);
-            assert!(128 % dq.block_kv == 0, "dS columns are rounded to 128");
+            assert!(
+                crate::sm120::DS_PITCH_COLUMNS % u64::from(dq.block_kv) == 0,
+                "dS columns are rounded to DS_PITCH_COLUMNS"
+            );
         }
     }
 

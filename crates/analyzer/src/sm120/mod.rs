@@ -11,7 +11,8 @@ mod workspace;
 
 pub use kernels::{KernelConfig, KernelRole, KERNELS, SM120_SMEM_PER_BLOCK};
 pub use routes::{two_kernel_pair_rejections, TWO_KERNEL_FREE_MEMORY_DIVISOR};
-pub use workspace::{backward_workspace, WorkspaceNeeds};
+pub use surface::{MAX_GRID_YZ, MAX_SEQUENCE};
+pub use workspace::{backward_workspace, WorkspaceNeeds, DS_PITCH_COLUMNS};
 
 use crate::report::{ConfigReport, Verdict};
 use crate::rules::NodeCtx;

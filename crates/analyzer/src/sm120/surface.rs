@@ -9,6 +9,12 @@ use crate::{ReasonCode, Rejection, Subject};
 /// Oldest architecture the kernels' instructions exist on (mma.sync bf16, cp.async).
 const MIN_SM: u32 = 80;
 
+/// Blocks a CUDA grid holds in its y and z dimensions (heads and batch).
+pub const MAX_GRID_YZ: i64 = 65_535;
+
+/// Longest Sq or Skv the kernels' 32-bit row and band arithmetic is exact for.
+pub const MAX_SEQUENCE: i64 = 1 << 30;
+
 /// Attention operands the kernels move with 16-byte vectors.
 const VECTOR_PORTS: [Port; 8] = [
     Port::Q,
@@ -25,6 +31,7 @@ pub(super) fn check(ctx: &NodeCtx<'_>, kernel: Option<&KernelConfig>) -> Vec<Rej
     let mut out = Vec::new();
     target(ctx, kernel, &mut out);
     head_dims(ctx, kernel, &mut out);
+    limits(ctx, &mut out);
     strides(ctx, &mut out);
     features(ctx, &mut out);
     determinism(ctx, &mut out);
@@ -111,6 +118,35 @@ fn head_dims(ctx: &NodeCtx<'_>, kernel: Option<&KernelConfig>, out: &mut Vec<Rej
                 kernels::envelopes(role),
             ),
         );
+    }
+}
+
+/// Sizes the launch grids and the kernels' integer arithmetic hold.
+fn limits(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
+    let s = ctx.shape;
+    for (port, name, v) in [(Port::Q, "B", s.b), (Port::Q, "Hq", s.hq)] {
+        if v > MAX_GRID_YZ {
+            out.push(
+                Rejection::new(
+                    ReasonCode::Sm120GridLimit,
+                    ctx.port(port),
+                    format!("{name} = {v} exceeds a CUDA grid dimension"),
+                )
+                .limit(name, v, MAX_GRID_YZ),
+            );
+        }
+    }
+    for (port, name, v) in [(Port::Q, "Sq", s.sq), (Port::K, "Skv", s.skv)] {
+        if v > MAX_SEQUENCE {
+            out.push(
+                Rejection::new(
+                    ReasonCode::Sm120SequenceLimit,
+                    ctx.port(port),
+                    format!("{name} = {v} exceeds the kernels' 32-bit sequence positions"),
+                )
+                .limit(name, v, MAX_SEQUENCE),
+            );
+        }
     }
 }
 

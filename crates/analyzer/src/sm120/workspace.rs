@@ -1,7 +1,8 @@
 //! Exact SM120 backward workspace per route (sdpa-backward.md section 4).
 //!
 //! In order, each region 256-byte aligned: `delta` f32 B*Hq*Sq; `dq_accum` f32 B*Hq*Sq*Dqk
-//! (atomic, relay); `relay_counters` u32 B*Hq*ceil(Sq/block_q) (relay); `ds` io
+//! (atomic, relay); `relay_counters` u32 B*Hq*ceil(Sq/block_q) + B*Hk (relay: the turn counters,
+//! then a block ticket per KV head); `ds` io
 //! B*Hq*Sq*round_up(Skv,128) (two_kernel); `dbias_accum` f32 with dBias's element count when
 //! the bias broadcasts over batch or heads; `dsink_accum` f32 Hq when dSink is requested.
 
@@ -10,6 +11,10 @@ use rime_graph::{Port, SdpaShape};
 use super::kernels::{KernelConfig, IO_BYTES};
 use crate::workspace::{round_up, RegionKind, WorkspaceLayout, WorkspaceOverflow};
 use crate::Route;
+
+/// Columns the two_kernel route's dS rows are padded to (Skv rounded up to a multiple): the dQ
+/// GEMM's KV chunks divide it.
+pub const DS_PITCH_COLUMNS: u64 = 128;
 
 /// What besides the shape decides the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +59,7 @@ pub fn backward_workspace(
             )?;
         }
         Route::TwoKernel => {
-            let skv = round_up(count(s.skv, K::DScores)?, 128)
+            let skv = round_up(count(s.skv, K::DScores)?, DS_PITCH_COLUMNS)
                 .ok_or(WorkspaceOverflow { kind: K::DScores })?;
             let rows = product(&[s.b, s.hq, s.sq], K::DScores)?;
             let elements = rows
@@ -66,9 +71,16 @@ pub fn backward_workspace(
     if route == Route::Relay {
         let tiles = count(s.sq, K::RelayCounters)?.div_ceil(u64::from(main.block_q.max(1)));
         let heads = product(&[s.b, s.hq], K::RelayCounters)?;
-        let elements = heads.checked_mul(tiles).ok_or(WorkspaceOverflow {
-            kind: K::RelayCounters,
-        })?;
+        // One turn counter per (b, hq, Q tile), then one block ticket per (b, KV head) (the
+        // main kernel's blocks of a KV head take their KV tiles from it, so that a block only
+        // waits for blocks already running).
+        let tickets = product(&[s.b, s.hk], K::RelayCounters)?;
+        let elements = heads
+            .checked_mul(tiles)
+            .and_then(|n| n.checked_add(tickets))
+            .ok_or(WorkspaceOverflow {
+                kind: K::RelayCounters,
+            })?;
         w.push(K::RelayCounters, 4, elements)?;
     }
     if let Some(elements) = needs.dbias_accum_elements {
@@ -124,10 +136,11 @@ mod tests {
             2 * 8 * 1000 * 128 * 4
         );
         let relay = backward_workspace(&s, Route::Relay, main, none).unwrap();
-        // ceil(1000 / 32) = 32 Q tiles (of the d128 main kernel) per (b, h).
+        // ceil(1000 / 32) = 32 Q tiles (of the d128 main kernel) per (b, h), and a ticket per
+        // (b, KV head).
         assert_eq!(
             relay.region(RegionKind::RelayCounters).unwrap().elements,
-            2 * 8 * 32
+            2 * 8 + 2 * 8 * 32
         );
         let two = backward_workspace(&s, Route::TwoKernel, main, none).unwrap();
         assert_eq!(

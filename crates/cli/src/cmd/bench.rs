@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
-use rime_engines::cuda::workload::{
+use rime_conformance::workload::{
     median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload,
 };
-use rime_engines::cuda::{selftest, CudaDevice};
+use rime_engines::cuda::CudaDevice;
 use rime_graph::DataType;
 use serde_json::{json, Value};
 
@@ -45,10 +45,11 @@ pub struct BenchArgs {
     pub tuning: Option<String>,
 }
 
-fn int(v: &Value, key: &str) -> anyhow::Result<i64> {
+fn int(v: &Value, key: &str) -> anyhow::Result<usize> {
     v.get(key)
-        .and_then(Value::as_i64)
-        .with_context(|| format!("suite entry {v} lacks the integer '{key}'"))
+        .and_then(Value::as_u64)
+        .and_then(|x| usize::try_from(x).ok())
+        .with_context(|| format!("suite entry {v} lacks the non-negative integer '{key}'"))
 }
 
 fn io_of(v: &Value, default: DataType) -> anyhow::Result<DataType> {
@@ -75,7 +76,10 @@ fn shape_case(
         sq: int(s, "s")?,
         skv: int(s, "s")?,
         d,
-        dv: s.get("dv").and_then(Value::as_i64).unwrap_or(d),
+        dv: match s.get("dv") {
+            Some(_) => int(s, "dv")?,
+            None => d,
+        },
         causal,
         bias,
         io,
@@ -149,7 +153,7 @@ fn bench_case(
             return v;
         }
     };
-    let (report, ranked) = sm120_candidates(&graph, target);
+    let (report, ranked) = sm120_candidates(&graph.graph, target);
     let wanted = |r: Option<rime_analyzer::Route>| match &args.route {
         None => true,
         Some(name) => r.is_some_and(|r| r.to_string() == *name),
@@ -177,16 +181,17 @@ fn bench_case(
         _ => None,
     };
     v["route"] = json!(cand.config.route.map(|r| r.to_string()));
-    v["kernel"] = json!(tuned.or(cand.config.kernel).map(|k| k.name));
-    v["dq_kernel"] = json!(cand.config.dq_kernel.map(|k| k.name));
     v["workspace_bytes"] = json!(cand.config.workspace.total_bytes());
-    let timed = (|| -> Result<Vec<f64>, rime_engines::EngineError> {
-        let mut w = Workload::new(dev, graph.clone(), 1, false)?;
-        let mut p = Prepared::with_main_kernel(dev, &report, cand, tuned)?;
-        p.time(dev, &mut w.pack, args.warmup, args.iters)
+    let timed = (|| -> Result<(Vec<&'static str>, Vec<f64>), rime_conformance::HarnessError> {
+        let mut w = Workload::new(dev, c, 1)?;
+        let mut p = Prepared::new(dev, &report, cand, tuned)?;
+        let times = p.time(dev, &mut w.pack, args.warmup, args.iters)?;
+        Ok((p.plan.kernels(), times))
     })();
     match timed {
-        Ok(times) => {
+        Ok((kernels, times)) => {
+            // The kernels the built plan launched (its own account, not the candidate's).
+            v["kernels"] = json!(kernels);
             let ms = median(&times);
             v["median_ms"] = json!(ms);
             v["min_ms"] = json!(times.first());
@@ -216,11 +221,14 @@ fn table_row(v: &Value) -> String {
     } else if let Some(e) = v.get("error").and_then(Value::as_str) {
         format!("error: {}", e.lines().next().unwrap_or(""))
     } else {
-        let kernels = [v["kernel"].as_str(), v["dq_kernel"].as_str()]
+        let mut kernels: Vec<&str> = v["kernels"]
+            .as_array()
             .into_iter()
             .flatten()
-            .collect::<Vec<_>>()
-            .join("+");
+            .filter_map(Value::as_str)
+            .collect();
+        kernels.dedup();
+        let kernels = kernels.join("+");
         format!("{} | {kernels}", v["route"].as_str().unwrap_or("-"))
     };
     format!(
@@ -256,7 +264,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         args.out.join("cases.json"),
         serde_json::to_string_pretty(&peers)?,
     )?;
-    let dev = Arc::new(selftest::open_default_device().context("rime bench needs a GPU")?);
+    let dev = Arc::new(CudaDevice::open_default(0).context("rime bench needs a GPU")?);
     let target = rime_engines::cuda::auto_target(0)?;
     let p = dev.properties();
     let header = format!(
@@ -357,7 +365,7 @@ mod tests {
             let (Some(&r), Some(&t)) = (relay.get(&c.name()), two_kernel.get(&c.name())) else {
                 continue;
             };
-            let (_, ranked) = sm120_candidates(&c.graph().expect("graph"), &target);
+            let (_, ranked) = sm120_candidates(&c.graph().expect("graph").graph, &target);
             let first = ranked
                 .iter()
                 .find_map(|x| {

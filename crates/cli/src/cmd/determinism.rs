@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use rime_engines::cuda::determinism::{self, CaseResult};
+use rime_conformance::determinism::{self, CaseResult};
 use rime_engines::cuda::CudaDevice;
 
 use super::selftest::SelftestArgs;

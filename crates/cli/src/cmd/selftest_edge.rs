@@ -4,8 +4,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use rime_engines::cuda::edge_check::{self, EdgeOutcome, EdgeReport};
-use rime_engines::cuda::{resource_check, CudaDevice};
+use rime_conformance::edge::{self, EdgeOutcome, EdgeReport};
+use rime_conformance::resources;
+use rime_engines::cuda::CudaDevice;
 
 use super::selftest::SelftestArgs;
 
@@ -61,14 +62,14 @@ pub fn run(
         emit("| case | what | route | finite | max rel err (tol 1e-2) | verdict |".into())?;
         emit("|---|---|---|---|---|---|".into())?;
         let mut rendered = Vec::new();
-        let reports = edge_check::run(dev, &target, |r| rendered.extend(rows(r)));
+        let reports = edge::run(dev, &target, |r| rendered.extend(rows(r)));
         for l in rendered {
             emit(l)?;
         }
         failed += reports.iter().filter(|r| !r.passed()).count();
     }
     if args.resources {
-        for r in resource_check::run(dev, &target) {
+        for r in resources::run(dev, &target) {
             let status = if r.passed { "PASS" } else { "FAIL" };
             emit(format!("{status} resources/{}: {}", r.name, r.detail))?;
             failed += usize::from(!r.passed);

@@ -29,7 +29,7 @@ use crate::EngineError;
 ///
 /// # Errors
 /// [`EngineError::DimsMismatch`], [`EngineError::SeqLenOutOfRange`] or
-/// [`EngineError::Unsupported`] (dBias without Bias, dSink without Sink) when the tensors do
+/// [`EngineError::MissingBuffer`] (dBias without Bias, dSink without Sink) when the tensors do
 /// not fit the problem; nothing is written then.
 pub fn backward<A: Real>(
     problem: &Problem,

@@ -1,20 +1,20 @@
 //! The CPU reference engine: plans over host buffers that run [`forward`] / [`backward`] in
-//! f32 (f16 / bf16 / f32 io).
+//! f32 (f16 / bf16 / f32 io), or in f64 for a reference plan ([`CpuEngine::reference_plan`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind};
-use rime_graph::{DiagonalAlignment, Graph, NodeId, OpKind, Port, TensorId};
+use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind, SdpaProblem};
+use rime_graph::{DataType, Graph, NodeId, OpKind, Port, TensorId};
 
 use super::layout::{HostSliceMut, TensorMut, TensorRef, View4};
 use super::problem::{
-    AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, Problem, SeqLens, Shape,
+    AttentionInputs, BackwardInputs, BackwardOutputs, ForwardOutputs, Problem, SeqLens,
 };
 use super::{backward, forward};
 use crate::{
-    check_workspace, expect_engine, Binding, Buffer, Engine, EngineError, HostData, HostDataMut,
-    MemoryLocation, Plan, PlanTensors, VariantPack, Workspace,
+    check_workspace, expect_engine, Binding, Buffer, Engine, EngineError, HostBuffer, HostData,
+    HostDataMut, MemoryLocation, Plan, PlanTensors, VariantPack, Workspace,
 };
 
 const ENGINE: &str = "cpu_reference";
@@ -23,27 +23,26 @@ const ENGINE: &str = "cpu_reference";
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuEngine;
 
+/// The arithmetic a CPU plan runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// f32 accumulation on the graph's io types: what `rime run` executes.
+    F32,
+    /// f64 throughout, on f64 buffers for every floating-point tensor: a reference for
+    /// checking other engines (the same math, without its rounding).
+    F64,
+}
+
 /// A CPU plan: the node's problem with everything known at plan time.
 #[derive(Debug, Clone)]
 pub struct CpuPlan {
     graph: Arc<Graph>,
     node: NodeId,
-    op: OpKind,
     config: EngineConfig,
+    spec: SdpaProblem,
     problem: Problem,
-    scale: AttnScale,
+    precision: Precision,
     tensors: PlanTensors,
-}
-
-fn unsupported(feature: &'static str) -> EngineError {
-    EngineError::Unsupported {
-        engine: ENGINE,
-        feature,
-    }
-}
-
-fn to_usize(x: i64) -> Result<usize, EngineError> {
-    usize::try_from(x).map_err(|_| unsupported("negative sizes"))
 }
 
 impl Engine for CpuEngine {
@@ -52,86 +51,102 @@ impl Engine for CpuEngine {
     }
 
     fn build_plan(&self, approved: &ApprovedPlan) -> Result<Box<dyn Plan>, EngineError> {
-        Ok(Box::new(CpuPlan::new(approved)?))
+        Ok(Box::new(CpuPlan::new(approved, Precision::F32)?))
+    }
+
+    fn upload(&self, host: &HostBuffer) -> Result<Box<dyn Buffer>, EngineError> {
+        Ok(Box::new(host.clone()))
+    }
+
+    fn download(&self, buffer: &dyn Buffer) -> Result<HostBuffer, EngineError> {
+        buffer
+            .as_any()
+            .downcast_ref::<HostBuffer>()
+            .cloned()
+            .ok_or_else(|| EngineError::WrongMemory {
+                tensor: "a downloaded buffer".to_owned(),
+                location: buffer.location().name(),
+                engine: ENGINE,
+            })
+    }
+
+    fn workspace(&self, bytes: usize) -> Result<Workspace, EngineError> {
+        Ok(Workspace::host(bytes))
+    }
+}
+
+impl CpuEngine {
+    /// The f64 reference plan of an approved CPU configuration: the engine's math in f64, on
+    /// [`HostBuffer::F64`] buffers for every floating-point tensor (integer tensors keep their
+    /// type), for checking other engines without the reference's own rounding.
+    ///
+    /// # Errors
+    /// As [`Engine::build_plan`].
+    pub fn reference_plan(&self, approved: &ApprovedPlan) -> Result<CpuPlan, EngineError> {
+        CpuPlan::new(approved, Precision::F64)
     }
 }
 
 impl CpuPlan {
-    /// Builds the plan of an approved CPU configuration.
+    /// Builds the plan of an approved CPU configuration, computing in `precision`.
     ///
     /// # Errors
-    /// [`EngineError::WrongEngine`] for another engine's configuration;
-    /// [`EngineError::Unsupported`] for dropout or ragged layouts.
-    pub fn new(approved: &ApprovedPlan) -> Result<CpuPlan, EngineError> {
+    /// [`EngineError::WrongEngine`] for another engine's configuration.
+    pub fn new(approved: &ApprovedPlan, precision: Precision) -> Result<CpuPlan, EngineError> {
         expect_engine(EngineKind::CpuReference, approved)?;
         let graph = Arc::clone(approved.graph_arc());
-        let node = approved.node();
-        let dropout = [Port::Seed, Port::Offset, Port::DropoutMask, Port::RngDump];
-        if node.options.dropout_probability.is_some()
-            || dropout.iter().any(|&p| node.port(p).is_some())
-        {
-            return Err(unsupported("dropout"));
-        }
-        let ports = node.inputs.values().chain(node.outputs.values());
-        if ports
-            .filter_map(|&id| graph.get(id))
-            .any(|t| t.ragged_offset.is_some())
-        {
-            return Err(unsupported("ragged (THD) layouts"));
-        }
-        let s = approved.shape();
-        let shape = Shape {
-            b: to_usize(s.b)?,
-            hq: to_usize(s.hq)?,
-            hk: to_usize(s.hk)?,
-            hv: to_usize(s.hv)?,
-            sq: to_usize(s.sq)?,
-            skv: to_usize(s.skv)?,
-            dqk: to_usize(s.dqk)?,
-            dv: to_usize(s.dv)?,
-        };
-        let o = &node.options;
-        let mut problem = Problem::new(shape);
-        problem.band = Band {
-            left_bound: o.left_bound,
-            right_bound: o.right_bound,
-            bottom_right: o.diagonal_alignment == DiagonalAlignment::BottomRight,
-        };
-        problem.alibi = o.alibi_mask;
-        if let AttnScale::Value(v) = approved.attn_scale() {
+        let spec = approved.problem().clone();
+        let mut problem = Problem::new(spec.shape);
+        problem.band = spec.band;
+        problem.alibi = spec.alibi;
+        if let AttnScale::Value(v) = spec.scale {
             problem.scale = f64::from(v);
         }
         Ok(CpuPlan {
-            tensors: PlanTensors::of(&graph, node),
-            op: node.op,
+            tensors: PlanTensors::of(&graph, approved.node()),
             node: approved.node_id(),
             config: approved.config().clone(),
-            scale: approved.attn_scale(),
+            precision,
+            spec,
             problem,
             graph,
         })
+    }
+
+    /// The arithmetic it runs in.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// The node the plan executes.
+    pub fn node(&self) -> NodeId {
+        self.node
     }
 
     fn name(&self, id: TensorId) -> &str {
         self.graph.get(id).map_or("", |t| t.name.as_str())
     }
 
-    fn view(&self, id: TensorId) -> Result<View4, EngineError> {
-        let t = self
-            .graph
-            .get(id)
-            .ok_or_else(|| unsupported("a port without its tensor"))?;
-        View4::new(&t.name, &t.dims, &t.strides)
+    /// The view of the tensor bound to `port`, from the checked problem.
+    fn view(&self, port: Port) -> Option<(&str, View4)> {
+        let t = self.spec.tensor(port)?;
+        Some((
+            t.name.as_str(),
+            View4 {
+                dims: t.dims,
+                strides: t.strides,
+            },
+        ))
     }
 
-    /// Reads integer element `b` of a (B,1,1,1) tensor.
-    fn int_at(&self, id: TensorId, buffer: &dyn Buffer, b: usize) -> Result<i64, EngineError> {
-        let view = self.view(id)?;
-        let at = view.offset(b, 0, 0, 0);
-        match buffer.host() {
-            Some(HostData::I32(x)) => Ok(i64::from(x[at])),
-            Some(HostData::I64(x)) => Ok(x[at]),
-            _ => Err(unsupported("non-integer sequence lengths")),
+    /// A buffer that holds other elements than its tensor needs (the variant pack's check
+    /// should have refused it).
+    fn wrong_type(&self, port: Port, buffer: &dyn Buffer) -> EngineError {
+        let t = self.spec.tensor(port);
+        EngineError::DataTypeMismatch {
+            tensor: t.map_or_else(String::new, |t| t.name.clone()),
+            expected: t.map_or(DataType::F32, |t| t.data_type),
+            actual: buffer.data_type(),
         }
     }
 
@@ -140,10 +155,7 @@ impl CpuPlan {
         &self,
         reads: &BTreeMap<TensorId, &dyn Buffer>,
     ) -> Result<Option<SeqLens>, EngineError> {
-        let Some(node) = self.graph.node(self.node) else {
-            return Ok(None);
-        };
-        if !node.options.padding_mask {
+        if !self.spec.padding {
             return Ok(None);
         }
         let s = self.problem.shape;
@@ -155,17 +167,22 @@ impl CpuPlan {
             (Port::SeqLenQ, s.sq, &mut lens.q),
             (Port::SeqLenKv, s.skv, &mut lens.kv),
         ] {
-            let id = node
-                .input(port)
-                .ok_or_else(|| unsupported("padding without sequence lengths"))?;
-            let buffer = *reads.get(&id).ok_or_else(|| EngineError::MissingBuffer {
-                tensor: self.name(id).to_owned(),
+            let (Some(t), Some((_, view))) = (self.spec.tensor(port), self.view(port)) else {
+                continue; // validation requires both with the padding mask
+            };
+            let buffer = *reads.get(&t.id).ok_or_else(|| EngineError::MissingBuffer {
+                tensor: t.name.clone(),
             })?;
             for b in 0..s.b {
-                let value = self.int_at(id, buffer, b)?;
+                let at = view.offset(b, 0, 0, 0);
+                let value = match buffer.host() {
+                    Some(HostData::I32(x)) => i64::from(x[at]),
+                    Some(HostData::I64(x)) => x[at],
+                    _ => return Err(self.wrong_type(port, buffer)),
+                };
                 let len = usize::try_from(value).ok().filter(|&l| l <= max);
                 out.push(len.ok_or_else(|| EngineError::SeqLenOutOfRange {
-                    tensor: self.name(id).to_owned(),
+                    tensor: t.name.clone(),
                     batch: b,
                     value,
                     max,
@@ -178,19 +195,28 @@ impl CpuPlan {
     /// The problem with the values only known at execution (scale tensor, sequence lengths).
     fn problem_for(&self, reads: &BTreeMap<TensorId, &dyn Buffer>) -> Result<Problem, EngineError> {
         let mut problem = self.problem.clone();
-        if let AttnScale::Tensor(id) = self.scale {
+        if let AttnScale::Tensor(id) = self.spec.scale {
             let buffer = *reads.get(&id).ok_or_else(|| EngineError::MissingBuffer {
                 tensor: self.name(id).to_owned(),
             })?;
-            let view = self.view(id)?;
             let float = match buffer.host() {
                 Some(HostData::Float(x)) => x,
-                _ => return Err(unsupported("a non-float Attn_scale tensor")),
+                _ => return Err(self.wrong_type(Port::AttnScale, buffer)),
             };
-            problem.scale = TensorRef::new(self.name(id), float, view)?.get::<f64>(0, 0, 0, 0);
+            if let Some((name, view)) = self.view(Port::AttnScale) {
+                problem.scale = TensorRef::new(name, float, view)?.get::<f64>(0, 0, 0, 0);
+            }
         }
         problem.seq_lens = self.seq_lens(reads)?;
         Ok(problem)
+    }
+
+    /// The data type a buffer of `expected` has in this plan's precision.
+    fn buffer_type(&self, expected: DataType) -> DataType {
+        match self.precision {
+            Precision::F64 if expected.is_float() => DataType::F64,
+            _ => expected,
+        }
     }
 }
 
@@ -202,26 +228,28 @@ struct Reads<'a> {
 
 impl<'a> Reads<'a> {
     fn port(&self, port: Port) -> Result<Option<TensorRef<'a>>, EngineError> {
-        let Some(node) = self.plan.graph.node(self.plan.node) else {
+        let (Some(t), Some((name, view))) = (self.plan.spec.tensor(port), self.plan.view(port))
+        else {
             return Ok(None);
         };
-        let Some(id) = node.input(port) else {
-            return Ok(None);
-        };
-        let Some(&buffer) = self.buffers.get(&id) else {
+        let Some(&buffer) = self.buffers.get(&t.id) else {
             return Ok(None);
         };
         let data = match buffer.host() {
             Some(HostData::Float(x)) => x,
-            _ => return Err(unsupported("integer attention tensors")),
+            _ => return Err(self.plan.wrong_type(port, buffer)),
         };
-        let name = self.plan.graph.get(id).map_or("", |t| t.name.as_str());
-        Ok(Some(TensorRef::new(name, data, self.plan.view(id)?)?))
+        Ok(Some(TensorRef::new(name, data, view)?))
     }
 
     fn required(&self, port: Port) -> Result<TensorRef<'a>, EngineError> {
-        self.port(port)?
-            .ok_or_else(|| unsupported("a required port without a buffer"))
+        self.port(port)?.ok_or_else(|| EngineError::MissingBuffer {
+            tensor: self
+                .plan
+                .spec
+                .tensor(port)
+                .map_or_else(|| port.to_string(), |t| t.name.clone()),
+        })
     }
 }
 
@@ -230,21 +258,27 @@ fn writes<'a>(
     plan: &'a CpuPlan,
     buffers: BTreeMap<TensorId, &'a mut dyn Buffer>,
 ) -> Result<BTreeMap<Port, TensorMut<'a>>, EngineError> {
-    let node = plan
-        .graph
-        .node(plan.node)
-        .ok_or_else(|| unsupported("a plan without its node"))?;
     let mut out = BTreeMap::new();
     for (id, buffer) in buffers {
-        let Some((&port, _)) = node.outputs.iter().find(|(_, &t)| t == id) else {
+        let Some((port, t)) = plan.spec.tensors().find(|(_, t)| t.id == id) else {
             continue;
         };
-        let name = plan.graph.get(id).map_or("", |t| t.name.as_str());
+        let view = View4 {
+            dims: t.dims,
+            strides: t.strides,
+        };
+        let actual = buffer.data_type();
         let data: HostSliceMut<'a> = match buffer.host_mut() {
             Some(HostDataMut::Float(x)) => x,
-            _ => return Err(unsupported("integer attention outputs")),
+            _ => {
+                return Err(EngineError::DataTypeMismatch {
+                    tensor: t.name.clone(),
+                    expected: t.data_type,
+                    actual,
+                })
+            }
         };
-        out.insert(port, TensorMut::new(name, data, plan.view(id)?)?);
+        out.insert(port, TensorMut::new(&t.name, data, view)?);
     }
     Ok(out)
 }
@@ -263,7 +297,8 @@ impl Plan for CpuPlan {
     }
 
     fn check(&self, pack: &VariantPack) -> Result<Binding, EngineError> {
-        let binding = pack.check(&self.graph, &self.tensors.all())?;
+        let binding =
+            pack.check_typed(&self.graph, &self.tensors.all(), |t| self.buffer_type(t))?;
         for key in pack.keys() {
             if let Some(buffer) = pack.get(key) {
                 if buffer.location() != MemoryLocation::Host {
@@ -299,15 +334,24 @@ impl Plan for CpuPlan {
             sink: reads.port(Port::Sink)?,
         };
         let mut out = writes(self, writes_)?;
-        let missing = || unsupported("a required output without a buffer");
-        match self.op {
+        let mut output = |port: Port| {
+            out.remove(&port).ok_or_else(|| EngineError::MissingBuffer {
+                tensor: self
+                    .spec
+                    .tensor(port)
+                    .map_or_else(|| port.to_string(), |t| t.name.clone()),
+            })
+        };
+        match self.spec.op {
             OpKind::SdpaForward => {
-                let o = out.remove(&Port::O).ok_or_else(missing)?;
                 let outputs = ForwardOutputs {
-                    o,
-                    stats: out.remove(&Port::Stats),
+                    o: output(Port::O)?,
+                    stats: output(Port::Stats).ok(),
                 };
-                forward::<f32>(&problem, &attn, outputs)
+                match self.precision {
+                    Precision::F32 => forward::<f32>(&problem, &attn, outputs),
+                    Precision::F64 => forward::<f64>(&problem, &attn, outputs),
+                }
             }
             OpKind::SdpaBackward => {
                 let inputs = BackwardInputs {
@@ -317,13 +361,16 @@ impl Plan for CpuPlan {
                     stats: reads.required(Port::Stats)?,
                 };
                 let outputs = BackwardOutputs {
-                    dq: out.remove(&Port::DQ).ok_or_else(missing)?,
-                    dk: out.remove(&Port::DK).ok_or_else(missing)?,
-                    dv: out.remove(&Port::DV).ok_or_else(missing)?,
-                    dbias: out.remove(&Port::DBias),
-                    dsink: out.remove(&Port::DSink),
+                    dq: output(Port::DQ)?,
+                    dk: output(Port::DK)?,
+                    dv: output(Port::DV)?,
+                    dbias: output(Port::DBias).ok(),
+                    dsink: output(Port::DSink).ok(),
                 };
-                backward::<f32>(&problem, &inputs, outputs)
+                match self.precision {
+                    Precision::F32 => backward::<f32>(&problem, &inputs, outputs),
+                    Precision::F64 => backward::<f64>(&problem, &inputs, outputs),
+                }
             }
         }
     }

@@ -15,18 +15,18 @@ mod forward;
 mod gemm;
 mod layout;
 mod mask;
-pub mod perf;
 mod problem;
 mod reduce;
 mod tile;
 
 pub use backward::backward;
 pub use element::{Element, Real};
-pub use engine::{CpuEngine, CpuPlan};
+pub use engine::{CpuEngine, CpuPlan, Precision};
 pub use forward::forward;
 pub use layout::{HostSlice, HostSliceMut, TensorMut, TensorRef, View4};
 pub use problem::{
-    AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, Problem, SeqLens, Shape,
+    AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, Problem, ProblemShape,
+    SeqLens,
 };
 
 /// Query rows per tile: one task holds BLOCK_Q x Skv scores (and as many dP/dS) at a time.

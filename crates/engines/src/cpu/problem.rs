@@ -1,43 +1,13 @@
 //! The attention problem in plain terms: sizes, scale, mask options and sequence lengths, plus
-//! the tensors of a forward and a backward call. Independent of the graph and analyzer types so
-//! the math can be read and tested on its own.
+//! the tensors of a forward and a backward call. Sizes and band are the analyzer's checked types
+//! ([`ProblemShape`], [`Band`]); the rest is independent of the graph, so the math can be read
+//! and tested on its own.
 
 use super::element::Real;
 use super::layout::{TensorMut, TensorRef};
 use super::mask::{alibi_slopes, HeadMask};
 use crate::EngineError;
-
-/// Sizes of one SDPA problem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    /// Batch.
-    pub b: usize,
-    /// Query heads.
-    pub hq: usize,
-    /// Key heads (divides `hq`).
-    pub hk: usize,
-    /// Value heads (divides `hq`).
-    pub hv: usize,
-    /// Query length.
-    pub sq: usize,
-    /// Key/value length.
-    pub skv: usize,
-    /// Q/K head dim.
-    pub dqk: usize,
-    /// V head dim.
-    pub dv: usize,
-}
-
-/// Diagonal band of a causal or sliding-window mask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Band {
-    /// Keep (i, j) only if j > i + shift - left_bound.
-    pub left_bound: Option<i64>,
-    /// Keep (i, j) only if j <= i + shift + right_bound (0 is causal).
-    pub right_bound: Option<i64>,
-    /// Shift the diagonal by (kv length - q length) (bottom-right alignment).
-    pub bottom_right: bool,
-}
+pub use rime_analyzer::{Band, ProblemShape};
 
 /// Actual sequence lengths per batch (padding mask).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +22,7 @@ pub struct SeqLens {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
     /// Sizes.
-    pub shape: Shape,
+    pub shape: ProblemShape,
     /// Score scale.
     pub scale: f64,
     /// Causal / sliding-window band.
@@ -136,7 +106,7 @@ fn expect_mut(t: &TensorMut<'_>, want: [usize; 4]) -> Result<(), EngineError> {
 }
 
 /// The bias dims a problem accepts: batch and head may broadcast.
-fn bias_dims_ok(s: &Shape, dims: &[usize; 4]) -> bool {
+fn bias_dims_ok(s: &ProblemShape, dims: &[usize; 4]) -> bool {
     (dims[0] == 1 || dims[0] == s.b)
         && (dims[1] == 1 || dims[1] == s.hq)
         && dims[2] == s.sq
@@ -145,7 +115,7 @@ fn bias_dims_ok(s: &Shape, dims: &[usize; 4]) -> bool {
 
 impl Problem {
     /// Scale 1/sqrt(Dqk), no mask, no padding.
-    pub fn new(shape: Shape) -> Problem {
+    pub fn new(shape: ProblemShape) -> Problem {
         Problem {
             shape,
             scale: 1.0 / (shape.dqk as f64).sqrt(),
@@ -172,17 +142,13 @@ impl Problem {
             Some(l) => (l.q[b], l.kv[b]),
             None => (s.sq, s.skv),
         };
-        let shift = if self.band.bottom_right {
-            kv_len as i64 - q_len as i64
-        } else {
-            0
-        };
+        let shift = self.band.shift(q_len, kv_len);
         HeadMask {
             q_len,
             kv_len,
             shift,
-            left_bound: self.band.left_bound,
-            right_bound: self.band.right_bound,
+            left_bound: self.band.left,
+            right_bound: self.band.right,
             alibi_slope: slopes.get(h).copied(),
         }
     }
@@ -303,9 +269,8 @@ impl Problem {
         match (&x.attn.bias, &out.dbias) {
             (Some(bias), Some(dbias)) => expect_mut(dbias, bias.view().dims)?,
             (None, Some(_)) => {
-                return Err(EngineError::Unsupported {
-                    engine: "cpu",
-                    feature: "dBias without Bias",
+                return Err(EngineError::MissingBuffer {
+                    tensor: "Bias (dBias is asked for)".to_owned(),
                 })
             }
             _ => {}
@@ -313,9 +278,8 @@ impl Problem {
         match (&x.attn.sink, &out.dsink) {
             (Some(_), Some(dsink)) => expect_mut(dsink, [1, s.hq, 1, 1])?,
             (None, Some(_)) => {
-                return Err(EngineError::Unsupported {
-                    engine: "cpu",
-                    feature: "dSink without Sink",
+                return Err(EngineError::MissingBuffer {
+                    tensor: "Sink (dSink is asked for)".to_owned(),
                 })
             }
             _ => {}

@@ -6,7 +6,7 @@
 //! calling thread, so results do not depend on scheduling or on how many heads ran at once.
 
 use super::element::Real;
-use super::problem::{BackwardOutputs, Problem, Shape};
+use super::problem::{BackwardOutputs, Problem, ProblemShape};
 
 /// Gradients one (batch, query head) task produces, packed row-major.
 pub(crate) struct HeadGrads<A> {
@@ -24,7 +24,7 @@ pub(crate) struct HeadGrads<A> {
 
 impl<A: Real> HeadGrads<A> {
     /// All-zero gradients (rows a task never touches stay zero).
-    pub fn zeros(s: &Shape, want_dbias: bool) -> Self {
+    pub fn zeros(s: &ProblemShape, want_dbias: bool) -> Self {
         HeadGrads {
             dq: vec![A::zero(); s.sq * s.dqk],
             dk: vec![A::zero(); s.skv * s.dqk],
@@ -41,7 +41,7 @@ impl<A: Real> HeadGrads<A> {
 
 /// Running sums of dK, dV, dBias and dSink, packed like their tensors' logical dims.
 pub(crate) struct Accumulators<A> {
-    shape: Shape,
+    shape: ProblemShape,
     k_group: usize,
     v_group: usize,
     /// (1 or B, 1 or Hq) of the dBias tensor, when wanted.

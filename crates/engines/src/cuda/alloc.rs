@@ -73,22 +73,3 @@ pub fn set_bytes<T: ValidAsZeroBits>(
     unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, bytes, st.cu_stream()) }
         .map_err(CudaError::driver("memset"))
 }
-
-/// A copy of `host` on `dev`.
-///
-/// # Errors
-/// [`CudaError::OutOfMemory`] naming `what`; other driver errors.
-pub fn upload<T: DeviceRepr>(
-    dev: &CudaDevice,
-    what: &str,
-    host: &[T],
-) -> Result<CudaSlice<T>, CudaError> {
-    let bytes = bytes_of::<T>(what, host.len())?;
-    let st = dev.stream();
-    // SAFETY: every element is written by the copy right below before anything reads it.
-    let mut slice = unsafe { st.alloc::<T>(host.len()) }
-        .map_err(|e| allocation_error(dev, what, bytes as u64, e))?;
-    st.memcpy_htod(host, &mut slice)
-        .map_err(CudaError::driver("upload"))?;
-    Ok(slice)
-}

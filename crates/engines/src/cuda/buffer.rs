@@ -1,163 +1,352 @@
-//! Device memory for variant packs and workspaces: [`DeviceBuffer`] implements the engines'
-//! [`Buffer`] trait for tensors that live on a CUDA device, [`DeviceWorkspace`] is the device
-//! variant of [`crate::Workspace`].
+//! Device memory for variant packs and workspaces.
+//!
+//! [`DeviceMemory`] is a range of bytes on one device: an allocation rime made (freed when the
+//! last handle to it goes), a part of one ([`DeviceMemory::slice`], sharing it), or memory
+//! someone else owns — a PyTorch tensor, a candle or burn buffer — wrapped with
+//! [`DeviceMemory::from_raw`]. [`DeviceBuffer`] types it as one tensor's elements for the
+//! engines' [`Buffer`] trait; [`DeviceWorkspace`] is the device variant of
+//! [`crate::Workspace`]. Every copy and fill is enqueued on the device's stream.
 
 use std::any::Any;
+use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, DevicePtr};
 use half::{bf16, f16};
 use rime_graph::DataType;
 
 use super::alloc;
 use super::context::CudaDevice;
 use super::error::CudaError;
-use crate::{Buffer, HostBuffer, HostData, HostDataMut, MemoryLocation};
+use crate::{Buffer, HostBuffer, HostData, HostDataMut, MemoryLocation, MemorySpan};
 
-/// Typed device storage (16-bit floats are kept as raw bits).
-#[derive(Debug)]
-pub enum DeviceData {
-    /// f16 or bf16 elements.
-    Half(CudaSlice<u16>),
-    /// f32 elements.
-    F32(CudaSlice<f32>),
-    /// i32 elements.
-    I32(CudaSlice<i32>),
+/// What keeps a [`DeviceMemory`]'s bytes alive.
+#[derive(Clone)]
+enum Owner {
+    /// An allocation of rime's, freed (stream-ordered) when the last handle drops.
+    Allocation { _slice: Arc<CudaSlice<u8>> },
+    /// Memory of someone else's, kept alive by whatever they handed over (if anything).
+    External {
+        _keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    },
 }
 
-/// A tensor's buffer on a CUDA device.
-#[derive(Debug)]
+/// A range of bytes on one CUDA device. Clones and slices share the memory: binding two
+/// overlapping ranges where an engine writes one of them is refused by the variant pack.
+#[derive(Clone)]
+pub struct DeviceMemory {
+    ordinal: usize,
+    ptr: u64,
+    bytes: usize,
+    owner: Owner,
+}
+
+impl fmt::Debug for DeviceMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let owner = match self.owner {
+            Owner::Allocation { .. } => "allocation",
+            Owner::External { .. } => "external",
+        };
+        f.debug_struct("DeviceMemory")
+            .field("ordinal", &self.ordinal)
+            .field("ptr", &format_args!("{:#x}", self.ptr))
+            .field("bytes", &self.bytes)
+            .field("owner", &owner)
+            .finish()
+    }
+}
+
+impl DeviceMemory {
+    /// `bytes` new bytes on `dev` (at least one, so the memory has an address), each set to
+    /// `fill`.
+    ///
+    /// # Errors
+    /// [`CudaError::OutOfMemory`] naming `what`; driver errors.
+    pub fn alloc(dev: &CudaDevice, what: &str, bytes: usize, fill: u8) -> Result<Self, CudaError> {
+        let slice = alloc::filled::<u8>(dev, what, bytes.max(1), fill)?;
+        let ptr = {
+            let (ptr, _record) = slice.device_ptr(dev.stream());
+            ptr
+        };
+        Ok(Self {
+            ordinal: dev.properties().ordinal,
+            ptr,
+            bytes,
+            owner: Owner::Allocation {
+                _slice: Arc::new(slice),
+            },
+        })
+    }
+
+    /// Wraps `bytes` bytes at device address `ptr` of device `ordinal` that rime did not
+    /// allocate; `keep_alive` (if any) is held as long as any handle to the memory.
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` must be memory of device `ordinal`'s context that stays allocated
+    /// while any handle (or a buffer, workspace or plan execution using one) lives, and that no
+    /// one else writes while rime's work on it is enqueued.
+    pub unsafe fn from_raw(
+        ordinal: usize,
+        ptr: u64,
+        bytes: usize,
+        keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Self {
+        Self {
+            ordinal,
+            ptr,
+            bytes,
+            owner: Owner::External {
+                _keep_alive: keep_alive,
+            },
+        }
+    }
+
+    /// The bytes `range` of this memory, sharing it.
+    ///
+    /// # Errors
+    /// [`CudaError::BufferSize`] when the range is not inside the memory.
+    pub fn slice(&self, range: Range<usize>) -> Result<Self, CudaError> {
+        if range.start > range.end || range.end > self.bytes {
+            return Err(CudaError::BufferSize {
+                name: "device memory slice".to_owned(),
+                needed: range.end,
+                actual: self.bytes,
+            });
+        }
+        Ok(Self {
+            ptr: self.ptr + range.start as u64,
+            bytes: range.end - range.start,
+            ..self.clone()
+        })
+    }
+
+    /// Device address of the first byte.
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+
+    /// True when the range holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    /// Ordinal of the device the memory is on.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// The address range, for overlap checks.
+    pub fn span(&self) -> MemorySpan {
+        MemorySpan {
+            location: MemoryLocation::Device(self.ordinal),
+            start: self.ptr,
+            end: self.ptr + self.bytes as u64,
+        }
+    }
+
+    fn same_device(&self, dev: &CudaDevice) -> Result<(), CudaError> {
+        if dev.properties().ordinal == self.ordinal {
+            Ok(())
+        } else {
+            Err(CudaError::NotOnDevice {
+                tensor: "device memory".to_owned(),
+                ordinal: dev.properties().ordinal,
+                location: format!("device {}", self.ordinal),
+            })
+        }
+    }
+
+    /// Sets every byte to `byte` (enqueued on `dev`'s stream).
+    ///
+    /// # Errors
+    /// [`CudaError::NotOnDevice`]; driver errors.
+    pub fn fill(&self, dev: &CudaDevice, byte: u8) -> Result<(), CudaError> {
+        self.same_device(dev)?;
+        // SAFETY: `ptr..ptr + bytes` is live device memory of this device (construction).
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                self.ptr,
+                byte,
+                self.bytes,
+                dev.stream().cu_stream(),
+            )
+        }
+        .map_err(CudaError::driver("memset"))
+    }
+
+    /// Copies `host` to the start of the memory.
+    ///
+    /// # Errors
+    /// [`CudaError::BufferSize`] when `host` is longer than the memory; driver errors.
+    pub fn upload(&self, dev: &CudaDevice, host: &[u8]) -> Result<(), CudaError> {
+        self.same_device(dev)?;
+        if host.len() > self.bytes {
+            return Err(CudaError::BufferSize {
+                name: "upload".to_owned(),
+                needed: host.len(),
+                actual: self.bytes,
+            });
+        }
+        // SAFETY: the destination is live device memory of at least host.len() bytes; a copy
+        // from pageable host memory has read `host` when the call returns.
+        unsafe {
+            cudarc::driver::result::memcpy_htod_async(self.ptr, host, dev.stream().cu_stream())
+        }
+        .map_err(CudaError::driver("upload"))
+    }
+
+    /// Copies the memory back to the host (waits for the stream).
+    ///
+    /// # Errors
+    /// Driver errors (including an earlier kernel's failure).
+    pub fn download(&self, dev: &CudaDevice) -> Result<Vec<u8>, CudaError> {
+        self.same_device(dev)?;
+        let mut host = vec![0u8; self.bytes];
+        // SAFETY: the source is live device memory of `bytes` bytes; `host` has as many and is
+        // not touched until the stream is synchronized below.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(&mut host, self.ptr, dev.stream().cu_stream())
+        }
+        .map_err(CudaError::driver("download"))?;
+        dev.synchronize()?;
+        Ok(host)
+    }
+}
+
+/// A tensor's buffer on a CUDA device: `len` elements of `data_type` at the start of a
+/// [`DeviceMemory`].
+#[derive(Debug, Clone)]
 pub struct DeviceBuffer {
     data_type: DataType,
-    ordinal: usize,
-    data: DeviceData,
+    len: usize,
+    memory: DeviceMemory,
+}
+
+fn device_type(data_type: DataType) -> Result<(), CudaError> {
+    match data_type {
+        DataType::F16 | DataType::Bf16 | DataType::F32 | DataType::I32 => Ok(()),
+        other => Err(CudaError::UnsupportedDataType {
+            data_type: other.name(),
+        }),
+    }
+}
+
+fn bytes_for(data_type: DataType, len: usize, what: &str) -> Result<usize, CudaError> {
+    len.checked_mul(data_type.size_bytes())
+        .ok_or_else(|| CudaError::OutOfMemory {
+            what: what.to_owned(),
+            needed: u64::MAX,
+            free: 0,
+            total: 0,
+        })
 }
 
 impl DeviceBuffer {
-    /// Copies a host buffer to `dev` (f16, bf16, f32, i32).
+    /// `len` elements of `data_type` over `memory` (which must hold them).
     ///
     /// # Errors
-    /// [`CudaError::Unsupported`] for other types; [`CudaError::OutOfMemory`]; driver errors.
-    pub fn upload(dev: &CudaDevice, host: &HostBuffer) -> Result<Self, CudaError> {
-        let what = format!("a {}-element {} tensor", host.len(), host.data_type());
-        let data = match host {
-            HostBuffer::F16(v) => DeviceData::Half(alloc::upload(
-                dev,
-                &what,
-                &v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            )?),
-            HostBuffer::Bf16(v) => DeviceData::Half(alloc::upload(
-                dev,
-                &what,
-                &v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            )?),
-            HostBuffer::F32(v) => DeviceData::F32(alloc::upload(dev, &what, v)?),
-            HostBuffer::I32(v) => DeviceData::I32(alloc::upload(dev, &what, v)?),
-            HostBuffer::F64(_) | HostBuffer::I64(_) => {
-                return Err(CudaError::Unsupported {
-                    what: "f64 and i64 device buffers",
-                })
-            }
-        };
+    /// [`CudaError::UnsupportedDataType`] for types other than f16, bf16, f32 and i32;
+    /// [`CudaError::BufferSize`] when the memory is too small.
+    pub fn new(data_type: DataType, len: usize, memory: DeviceMemory) -> Result<Self, CudaError> {
+        device_type(data_type)?;
+        let needed = bytes_for(data_type, len, "a device buffer")?;
+        if needed > memory.len() {
+            return Err(CudaError::BufferSize {
+                name: format!("{len} {data_type} elements"),
+                needed,
+                actual: memory.len(),
+            });
+        }
         Ok(Self {
-            data_type: host.data_type(),
-            ordinal: dev.properties().ordinal,
-            data,
+            data_type,
+            len,
+            memory,
         })
+    }
+
+    /// `len` new elements of `data_type` on `dev`, every byte `fill`.
+    ///
+    /// # Errors
+    /// As [`Self::new`]; [`CudaError::OutOfMemory`]; driver errors.
+    pub fn filled(
+        dev: &CudaDevice,
+        data_type: DataType,
+        len: usize,
+        fill: u8,
+    ) -> Result<Self, CudaError> {
+        device_type(data_type)?;
+        let what = format!("a {len}-element {data_type} tensor");
+        let bytes = bytes_for(data_type, len, &what)?;
+        Self::new(
+            data_type,
+            len,
+            DeviceMemory::alloc(dev, &what, bytes, fill)?,
+        )
     }
 
     /// A device buffer of `len` elements, every bit set (NaN for floats, -1 for i32): outputs
-    /// the engine fails to write stay visible.
+    /// an engine fails to write stay visible.
     ///
     /// # Errors
-    /// [`CudaError::Unsupported`] for types other than f16, bf16, f32, i32;
-    /// [`CudaError::OutOfMemory`]; driver errors.
+    /// As [`Self::filled`].
     pub fn poisoned(dev: &CudaDevice, data_type: DataType, len: usize) -> Result<Self, CudaError> {
-        let what = format!("a {len}-element {data_type} tensor");
-        let data = match data_type {
-            DataType::F16 | DataType::Bf16 => {
-                DeviceData::Half(alloc::filled(dev, &what, len, 0xff)?)
-            }
-            DataType::F32 => DeviceData::F32(alloc::filled(dev, &what, len, 0xff)?),
-            DataType::I32 => DeviceData::I32(alloc::filled(dev, &what, len, 0xff)?),
-            _ => {
-                return Err(CudaError::Unsupported {
-                    what: "device buffers of this data type",
-                })
-            }
-        };
-        Ok(Self {
-            data_type,
-            ordinal: dev.properties().ordinal,
-            data,
-        })
+        Self::filled(dev, data_type, len, 0xff)
     }
 
-    /// Copies the buffer back to the host.
+    /// A copy of a host buffer on `dev` (f16, bf16, f32, i32).
+    ///
+    /// # Errors
+    /// As [`Self::filled`].
+    pub fn upload(dev: &CudaDevice, host: &HostBuffer) -> Result<Self, CudaError> {
+        let buffer = Self::filled(dev, host.data_type(), host.len(), 0)?;
+        buffer.memory.upload(dev, &host.to_le_bytes())?;
+        Ok(buffer)
+    }
+
+    /// Copies the elements back to the host.
     ///
     /// # Errors
     /// Driver errors.
     pub fn download(&self, dev: &CudaDevice) -> Result<HostBuffer, CudaError> {
-        let st = dev.stream();
-        let drv = CudaError::driver("download");
-        Ok(match (&self.data, self.data_type) {
-            (DeviceData::Half(s), DataType::Bf16) => HostBuffer::Bf16(
-                st.clone_dtoh(s)
-                    .map_err(drv)?
+        let bytes = bytes_for(self.data_type, self.len, "a download")?;
+        let all = self.memory.slice(0..bytes)?.download(dev)?;
+        let words =
+            |n: usize| -> Vec<[u8; 2]> { (0..n).map(|i| [all[2 * i], all[2 * i + 1]]).collect() };
+        Ok(match self.data_type {
+            DataType::Bf16 => HostBuffer::Bf16(
+                words(self.len)
                     .into_iter()
-                    .map(bf16::from_bits)
+                    .map(bf16::from_le_bytes)
                     .collect(),
             ),
-            (DeviceData::Half(s), _) => HostBuffer::F16(
-                st.clone_dtoh(s)
-                    .map_err(drv)?
+            DataType::F16 => HostBuffer::F16(
+                words(self.len)
                     .into_iter()
-                    .map(f16::from_bits)
+                    .map(f16::from_le_bytes)
                     .collect(),
             ),
-            (DeviceData::F32(s), _) => HostBuffer::F32(st.clone_dtoh(s).map_err(drv)?),
-            (DeviceData::I32(s), _) => HostBuffer::I32(st.clone_dtoh(s).map_err(drv)?),
+            data_type => HostBuffer::from_le_bytes(data_type, &all).ok_or(
+                CudaError::UnsupportedDataType {
+                    data_type: data_type.name(),
+                },
+            )?,
         })
     }
 
-    /// The 16-bit storage, if this is an f16 / bf16 buffer.
-    pub fn half(&self) -> Option<&CudaSlice<u16>> {
-        match &self.data {
-            DeviceData::Half(s) => Some(s),
-            _ => None,
-        }
+    /// The memory the elements are in.
+    pub fn memory(&self) -> &DeviceMemory {
+        &self.memory
     }
 
-    /// Mutable 16-bit storage.
-    pub fn half_mut(&mut self) -> Option<&mut CudaSlice<u16>> {
-        match &mut self.data {
-            DeviceData::Half(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The f32 storage, if this is an f32 buffer.
-    pub fn f32(&self) -> Option<&CudaSlice<f32>> {
-        match &self.data {
-            DeviceData::F32(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The i32 storage, if this is an i32 buffer.
-    pub fn i32(&self) -> Option<&CudaSlice<i32>> {
-        match &self.data {
-            DeviceData::I32(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// Mutable f32 storage.
-    pub fn f32_mut(&mut self) -> Option<&mut CudaSlice<f32>> {
-        match &mut self.data {
-            DeviceData::F32(s) => Some(s),
-            _ => None,
-        }
+    /// Device address of the first element.
+    pub fn device_ptr(&self) -> u64 {
+        self.memory.ptr()
     }
 }
 
@@ -167,15 +356,18 @@ impl Buffer for DeviceBuffer {
     }
 
     fn len(&self) -> usize {
-        match &self.data {
-            DeviceData::Half(s) => s.len(),
-            DeviceData::F32(s) => s.len(),
-            DeviceData::I32(s) => s.len(),
-        }
+        self.len
     }
 
     fn location(&self) -> MemoryLocation {
-        MemoryLocation::Device(self.ordinal)
+        MemoryLocation::Device(self.memory.ordinal())
+    }
+
+    fn span(&self) -> Option<MemorySpan> {
+        Some(MemorySpan {
+            end: self.memory.ptr() + (self.len * self.data_type.size_bytes()) as u64,
+            ..self.memory.span()
+        })
     }
 
     fn host(&self) -> Option<HostData<'_>> {
@@ -195,51 +387,54 @@ impl Buffer for DeviceBuffer {
     }
 }
 
-/// Device workspace bytes. Clones share the allocation (a workspace is scratch, reused across
-/// executions on one stream); equality is identity.
+/// Device workspace bytes. Clones share the memory (a workspace is scratch, reused across
+/// executions on one stream); equality is identity of the range.
 #[derive(Debug, Clone)]
 pub struct DeviceWorkspace {
-    bytes: Arc<CudaSlice<u8>>,
-    ordinal: usize,
+    memory: DeviceMemory,
 }
 
 impl PartialEq for DeviceWorkspace {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.bytes, &other.bytes)
+        self.memory.span() == other.memory.span()
     }
 }
 
 impl DeviceWorkspace {
-    /// `bytes` bytes on `dev` (at least one, so the allocation has an address), every bit set:
-    /// the engine must clear what it accumulates into.
+    /// `bytes` new bytes on `dev`, every bit set: the engine must clear what it accumulates
+    /// into.
     ///
     /// # Errors
     /// [`CudaError::OutOfMemory`]; driver errors.
     pub fn new(dev: &CudaDevice, bytes: usize) -> Result<Self, CudaError> {
-        let data = alloc::filled(dev, "the workspace", bytes.max(1), 0xff)?;
         Ok(Self {
-            bytes: Arc::new(data),
-            ordinal: dev.properties().ordinal,
+            memory: DeviceMemory::alloc(dev, "the workspace", bytes, 0xff)?,
         })
+    }
+
+    /// A workspace over `memory` (e.g. from a framework's caching allocator, or between guard
+    /// zones).
+    pub fn over(memory: DeviceMemory) -> Self {
+        Self { memory }
     }
 
     /// Size in bytes.
     pub fn len(&self) -> usize {
-        self.bytes.len()
+        self.memory.len()
     }
 
-    /// True when empty (never: allocations hold at least one byte).
+    /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.bytes.len() == 0
+        self.memory.is_empty()
     }
 
     /// Device ordinal.
     pub fn ordinal(&self) -> usize {
-        self.ordinal
+        self.memory.ordinal()
     }
 
-    /// The allocation.
-    pub fn slice(&self) -> &CudaSlice<u8> {
-        &self.bytes
+    /// The memory.
+    pub fn memory(&self) -> &DeviceMemory {
+        &self.memory
     }
 }

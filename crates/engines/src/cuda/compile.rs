@@ -11,8 +11,11 @@ use cudarc::nvrtc::{CompileError, CompileOptions};
 use super::error::CudaError;
 use rime_analyzer::{KernelConfig, KernelRole, Route};
 
-/// Helpers every kernel uses; prepended to each kernel source (no toolkit headers needed).
+/// Helpers every kernel uses; first in each kernel source (no toolkit headers needed).
 const COMMON: &str = include_str!("../../kernels/common.cuh");
+
+/// What the attention kernels share about the problem; after the generated ABI.
+const ATTN: &str = include_str!("../../kernels/attn.cuh");
 
 /// The kernel source files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,10 +74,12 @@ impl KernelFile {
         }
     }
 
-    /// Full source handed to NVRTC: common helpers, then the kernel.
+    /// Full source handed to NVRTC: common helpers, the generated kernel ABI
+    /// ([`super::abi::header`]), the attention helpers, then the kernel.
     pub fn source(self) -> String {
         format!(
-            "{COMMON}\n#line 1 \"{}\"\n{}",
+            "{COMMON}\n{}\n#line 1 \"attn.cuh\"\n{ATTN}\n#line 1 \"{}\"\n{}",
+            super::abi::header(),
             self.file_name(),
             self.body()
         )
@@ -123,6 +128,9 @@ pub struct BwdFeatures {
 pub struct KernelBuild {
     /// Which kernel.
     pub file: KernelFile,
+    /// The kernel table entry whose tiles it is compiled with (the main kernel's for the
+    /// preprocess kernel; none for convert): what a plan's kernels are checked against.
+    pub entry: Option<&'static str>,
     /// `-D` defines, in a fixed order.
     pub defines: Vec<(&'static str, i64)>,
     /// Threads per block the kernel is launched with.
@@ -140,9 +148,10 @@ fn route_code(route: Route) -> i64 {
 }
 
 impl KernelBuild {
-    fn tiled(file: KernelFile, k: &KernelConfig, io: IoType) -> Self {
+    fn tiled(file: KernelFile, k: &'static KernelConfig, io: IoType) -> Self {
         Self {
             file,
+            entry: Some(k.name),
             defines: vec![
                 ("HEAD_DIM_QK", k.head_dim_qk.into()),
                 ("HEAD_DIM_V", k.head_dim_v.into()),
@@ -159,7 +168,7 @@ impl KernelBuild {
     }
 
     /// The forward kernel of a `Forward` table entry.
-    pub fn forward(k: &KernelConfig, io: IoType, has_bias: bool, alibi: bool) -> Self {
+    pub fn forward(k: &'static KernelConfig, io: IoType, has_bias: bool, alibi: bool) -> Self {
         let mut b = Self::tiled(KernelFile::Forward, k, io);
         b.defines.push(("HAS_BIAS", i64::from(has_bias)));
         b.defines.push(("HAS_ALIBI", i64::from(alibi)));
@@ -168,22 +177,28 @@ impl KernelBuild {
 
     /// The backward preprocess kernel (delta, zeroed accumulators and relay counters) for a
     /// `BackwardMain` entry.
-    pub fn preprocess(main: &KernelConfig, io: IoType) -> Self {
+    pub fn preprocess(main: &'static KernelConfig, io: IoType) -> Self {
         Self {
             file: KernelFile::Preprocess,
+            entry: Some(main.name),
             defines: vec![
                 ("HEAD_DIM_QK", main.head_dim_qk.into()),
                 ("HEAD_DIM_V", main.head_dim_v.into()),
                 ("IS_BF16", io.is_bf16()),
                 ("RELAY_TILE", main.block_q.into()),
             ],
-            threads: 128,
+            threads: super::abi::PRE_WARPS * 32,
             smem_bytes: 0,
         }
     }
 
     /// The main backward kernel of a `BackwardMain` entry, for one route.
-    pub fn bwd_main(main: &KernelConfig, io: IoType, features: BwdFeatures, route: Route) -> Self {
+    pub fn bwd_main(
+        main: &'static KernelConfig,
+        io: IoType,
+        features: BwdFeatures,
+        route: Route,
+    ) -> Self {
         let BwdFeatures {
             has_bias,
             alibi,
@@ -198,7 +213,7 @@ impl KernelBuild {
     }
 
     /// The dQ GEMM of a `DqGemm` entry (two_kernel route).
-    pub fn dq_gemm(k: &KernelConfig, io: IoType) -> Self {
+    pub fn dq_gemm(k: &'static KernelConfig, io: IoType) -> Self {
         Self::tiled(KernelFile::DqGemm, k, io)
     }
 
@@ -206,8 +221,9 @@ impl KernelBuild {
     pub fn convert(io: IoType) -> Self {
         Self {
             file: KernelFile::Convert,
+            entry: None,
             defines: vec![("IS_BF16", io.is_bf16())],
-            threads: 256,
+            threads: super::abi::CONVERT_THREADS,
             smem_bytes: 0,
         }
     }
@@ -223,7 +239,7 @@ impl KernelBuild {
 
     /// Every specialization a table entry can need (what the fitness test compiles); the
     /// auxiliary preprocess and convert kernels come with each `BackwardMain` entry.
-    pub fn all_for(k: &KernelConfig) -> Vec<Self> {
+    pub fn all_for(k: &'static KernelConfig) -> Vec<Self> {
         let mut v = Vec::new();
         for io in [IoType::Bf16, IoType::F16] {
             match k.role {
@@ -298,14 +314,29 @@ pub fn nvrtc_version() -> Result<(i32, i32), CudaError> {
 /// [`CudaError::Compile`] with the options and the full log when NVRTC rejects the source;
 /// [`CudaError::Unavailable`] without NVRTC.
 pub fn compile_ptx(build: &KernelBuild, arch: u32) -> Result<String, CudaError> {
+    compile_source(
+        build.file.file_name(),
+        build.file.source(),
+        build.options(arch),
+    )
+}
+
+/// Compiles `source` (named `kernel` in errors) to PTX with NVRTC `options`.
+///
+/// # Errors
+/// As [`compile_ptx`].
+pub(crate) fn compile_source(
+    kernel: &'static str,
+    source: String,
+    options: Vec<String>,
+) -> Result<String, CudaError> {
     super::nvrtc_probe::nvrtc_status()?;
-    let kernel = build.file.file_name();
     let opts = CompileOptions {
-        options: build.options(arch),
+        options,
         name: Some(kernel.to_string()),
         ..Default::default()
     };
-    match cudarc::nvrtc::compile_ptx_with_opts(build.file.source(), opts) {
+    match cudarc::nvrtc::compile_ptx_with_opts(source, opts) {
         Ok(ptx) => Ok(ptx.to_src()),
         Err(CompileError::CompileError { options, log, .. }) => Err(CudaError::Compile {
             kernel,
@@ -318,6 +349,17 @@ pub fn compile_ptx(build: &KernelBuild, arch: u32) -> Result<String, CudaError> 
             detail: format!("{other:?}"),
         }),
     }
+}
+
+/// The source of the ABI offset check: common helpers, the ABI, then
+/// `abi::offset_check_kernel` with `skew`.
+#[cfg(test)]
+pub(crate) fn abi_check_source(skew: usize) -> String {
+    format!(
+        "{COMMON}\n{}\n{}",
+        super::abi::header(),
+        super::abi::offset_check_kernel(skew)
+    )
 }
 
 /// FNV-1a's offset basis: the state before any byte.
@@ -390,7 +432,7 @@ impl PtxCache {
     ///
     /// # Errors
     /// As [`compile_ptx`]; disk-cache failures are not errors (they only cost a recompile).
-    pub fn get_or_compile(
+    pub(crate) fn get_or_compile(
         &self,
         build: &KernelBuild,
         arch: u32,
@@ -457,14 +499,15 @@ mod tests {
     }
 
     #[test]
-    fn sources_are_self_contained() {
-        for f in [
-            KernelFile::Forward,
-            KernelFile::Preprocess,
-            KernelFile::BwdMain,
-            KernelFile::Convert,
-        ] {
-            assert!(!f.source().contains("#include"), "{}", f.file_name());
+    fn sources_are_self_contained_and_carry_the_abi() {
+        for f in KernelFile::ALL {
+            let source = f.source();
+            assert!(!source.contains("#include"), "{}", f.file_name());
+            assert!(
+                source.contains(&super::super::abi::header()),
+                "{}",
+                f.file_name()
+            );
         }
     }
 }

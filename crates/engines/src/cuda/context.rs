@@ -69,6 +69,15 @@ impl CudaDevice {
         })
     }
 
+    /// Opens device `ordinal` with the default kernel cache (memory, and on disk in
+    /// [`PtxCache::default_dir`]).
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub fn open_default(ordinal: usize) -> Result<Self, CudaError> {
+        Self::open(ordinal, Arc::new(PtxCache::new(PtxCache::default_dir())))
+    }
+
     /// The device's properties as read when opened (free memory: see [`Self::free_memory`]).
     pub fn properties(&self) -> &DeviceProperties {
         &self.props

@@ -32,23 +32,6 @@ pub enum CudaError {
         /// Total device memory.
         total: u64,
     },
-    /// Bytes around a tensor or the workspace changed during execution: a write out of bounds.
-    #[error(
-        "guard zone of {tensor} overwritten: first changed byte at offset {offset} from the \
-         tensor's start ({side} it), 0x{expected:02x} -> 0x{found:02x}"
-    )]
-    GuardOverwritten {
-        /// The tensor (or `workspace`) whose guard changed.
-        tensor: String,
-        /// Byte offset of the first changed byte from the tensor's first byte (negative: before).
-        offset: i64,
-        /// `before` or `after`.
-        side: &'static str,
-        /// The guard pattern byte.
-        expected: u8,
-        /// What was found there.
-        found: u8,
-    },
     /// NVRTC rejected a kernel; the options and the full compiler log are kept.
     #[error("NVRTC failed to compile {kernel} with options {options:?}:\n{log}")]
     Compile {
@@ -69,19 +52,11 @@ pub enum CudaError {
         /// NVRTC's error code, rendered.
         detail: String,
     },
-    /// No compiled kernel configuration covers these head dims.
-    #[error("no sm120 kernel configuration for head dims {head_dim_qk}/{head_dim_v}")]
-    NoKernelConfig {
-        /// Dqk asked for.
-        head_dim_qk: usize,
-        /// Dv asked for.
-        head_dim_v: usize,
-    },
-    /// The problem is outside what the kernels implement.
-    #[error("problem not supported by the sm120 kernels: {what}")]
-    Unsupported {
-        /// Which constraint failed.
-        what: &'static str,
+    /// A device buffer was asked for a data type the kernels do not read (f64, i64, bool).
+    #[error("device buffers hold f16, bf16, f32 or i32 elements, not {data_type}")]
+    UnsupportedDataType {
+        /// The type asked for.
+        data_type: &'static str,
     },
     /// A variant-pack buffer is not a device buffer of this engine's device.
     #[error("tensor '{tensor}' must be a device buffer on device {ordinal} (it is in {location} memory)")]
@@ -93,14 +68,14 @@ pub enum CudaError {
         /// Where the buffer is.
         location: String,
     },
-    /// A buffer handed to the engine has the wrong number of elements.
-    #[error("buffer {name} holds {actual} elements, the problem needs at least {needed}")]
+    /// A range of device memory is smaller than what was asked of it.
+    #[error("{name}: {actual} bytes of device memory, {needed} needed")]
     BufferSize {
-        /// Buffer (port) name.
-        name: &'static str,
-        /// Elements the problem addresses.
+        /// What was asked (a slice, an upload, a buffer of so many elements).
+        name: String,
+        /// Bytes needed.
         needed: usize,
-        /// Elements the buffer holds.
+        /// Bytes there are.
         actual: usize,
     },
 }

@@ -1,33 +1,32 @@
-//! The CUDA side of the engines: probing, contexts, NVRTC compilation with a module cache, the
-//! sm120 kernel table, kernel launches and the sm120 plan, plus the GPU conformance sweep.
+//! The CUDA side of the engines: probing, the device (context, stream, loaded kernels), device
+//! memory, and the sm120 engine, which builds exactly the kernels an approved configuration
+//! names (NVRTC, cached) and executes them.
 //!
 //! Nothing here needs CUDA at build time: the driver and NVRTC are loaded at run time, and a
-//! machine without them gets [`probe::Unavailable`] (a reason), never a panic.
+//! machine without them gets [`Unavailable`] (a reason), never a panic. The kernel ABI,
+//! compilation, launches and the plan's internals are private to the crate: an
+//! [`ApprovedPlan`](rime_analyzer::ApprovedPlan) is the only way in.
 
-pub mod alloc;
-pub mod buffer;
-pub mod compile;
-pub mod context;
-pub mod cpu_reference;
-pub mod determinism;
-pub mod edge_check;
-pub mod engine;
-pub mod engine_check;
-pub mod error;
-pub mod guard;
+mod abi;
+mod alloc;
+mod buffer;
+mod compile;
+mod context;
+mod engine;
+mod error;
+#[cfg(test)]
+mod fitness;
+#[cfg(test)]
+mod kernel_identity;
 mod launch;
-pub mod nvrtc_probe;
-pub mod params;
-pub mod plan;
-pub mod probe;
-pub mod problem;
-pub mod resource_check;
-pub mod selftest;
-pub mod table;
-pub mod workload;
+mod nvrtc_probe;
+mod plan;
+mod probe;
 
-pub use buffer::{DeviceBuffer, DeviceWorkspace};
-pub use context::{auto_target, CudaDevice};
+pub use buffer::{DeviceBuffer, DeviceMemory, DeviceWorkspace};
+pub use compile::PtxCache;
+pub use context::{auto_target, CudaDevice, DeviceProperties};
 pub use engine::{Sm120Engine, Sm120EnginePlan};
 pub use error::CudaError;
-pub use probe::{probe, CudaStatus, Unavailable};
+pub use nvrtc_probe::NVRTC_MAJOR_NEEDED;
+pub use probe::{nvrtc_present, probe, CudaStatus, Unavailable};

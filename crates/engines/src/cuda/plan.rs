@@ -1,528 +1,624 @@
-//! The sm120 engine plan: checks a problem against what the kernels implement, takes the exact
-//! workspace layout from the analyzer, and runs the forward (O, Stats) or the backward chain of
-//! a route: preprocess -> main -> (atomic, relay: dQ convert | two_kernel: dQ GEMM)
-//! [-> dBias convert].
+//! The sm120 plan: exactly the kernels an approved configuration names — the forward kernel of
+//! a forward node, or a backward chain preprocess -> main -> (atomic, relay: dQ convert |
+//! two_kernel: dQ GEMM) [-> dBias convert] — compiled, loaded and kept, with the launch
+//! parameters derived from the approved [`SdpaProblem`] by checked conversions and the
+//! workspace regions at the analyzer's offsets.
 
-use cudarc::driver::{CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice};
-use rime_analyzer::sm120::{backward_workspace, WorkspaceNeeds};
-use rime_analyzer::{KernelConfig, KernelRole, RegionKind, Route, WorkspaceLayout};
-use rime_graph::SdpaShape;
+use cudarc::driver::CudaFunction;
+use rime_analyzer::{
+    ApprovedPlan, EngineKind, KernelConfig, KernelRole, RegionKind, Route, SdpaProblem,
+    WorkspaceLayout,
+};
+use rime_graph::{DataType, OpKind, Port};
 
-use super::compile::{BwdFeatures, DbiasMode, KernelBuild};
+use super::abi::{AttnParams, ConvertParams, TensorRef, CONVERT_MAX_BLOCKS_X, PRE_ROWS};
+use super::compile::{BwdFeatures, DbiasMode, IoType, KernelBuild};
 use super::context::CudaDevice;
-use super::error::CudaError;
 use super::launch::{launch_attn, launch_convert};
-use super::params::{AttnParams, ConvertParams, TensorRef};
-use super::problem::{AttnProblem, Strides};
-use super::table::envelope;
+use crate::{expect_engine, EngineError};
 
-/// Device buffers of a forward run (io tensors as 16-bit words, Stats as f32). Views, so that a
-/// tensor may sit inside a larger allocation (the guard zones of `rime selftest --guards`).
-#[derive(Debug)]
-pub struct ForwardBuffers<'a> {
-    /// Q.
-    pub q: CudaView<'a, u16>,
-    /// K.
-    pub k: CudaView<'a, u16>,
-    /// V.
-    pub v: CudaView<'a, u16>,
-    /// Bias, when the problem has one.
-    pub bias: Option<CudaView<'a, u16>>,
-    /// Sequence lengths (Q, KV) of the padding mask, when the problem has one.
-    pub seq_lens: Option<(CudaView<'a, i32>, CudaView<'a, i32>)>,
-    /// O (written).
-    pub o: CudaViewMut<'a, u16>,
-    /// Stats (written).
-    pub stats: CudaViewMut<'a, f32>,
+const ENGINE: &str = "sm120";
+
+/// An approved configuration that does not say what the engine must run (an analyzer bug).
+fn malformed(what: &'static str) -> EngineError {
+    EngineError::MalformedPlan {
+        engine: ENGINE,
+        what,
+    }
 }
 
-/// Device buffers of a backward run.
-#[derive(Debug)]
-pub struct BackwardBuffers<'a> {
-    /// Q.
-    pub q: CudaView<'a, u16>,
-    /// K.
-    pub k: CudaView<'a, u16>,
-    /// V.
-    pub v: CudaView<'a, u16>,
-    /// O from the forward.
-    pub o: CudaView<'a, u16>,
-    /// dO.
-    pub d_o: CudaView<'a, u16>,
-    /// Stats from the forward.
-    pub stats: CudaView<'a, f32>,
-    /// Bias, when the problem has one.
-    pub bias: Option<CudaView<'a, u16>>,
-    /// Sequence lengths (Q, KV) of the padding mask, when the problem has one.
-    pub seq_lens: Option<(CudaView<'a, i32>, CudaView<'a, i32>)>,
-    /// dQ (written).
-    pub dq: CudaViewMut<'a, u16>,
-    /// dK (written).
-    pub dk: CudaViewMut<'a, u16>,
-    /// dV (written).
-    pub dv: CudaViewMut<'a, u16>,
-    /// dBias (written), when requested.
-    pub dbias: Option<CudaViewMut<'a, u16>>,
-    /// Workspace of at least [`Sm120Plan::workspace_bytes`] bytes (scratch: the kernels write
-    /// it through its device address, so a shared reference suffices).
-    pub workspace: CudaView<'a, u8>,
+/// A value the kernels take as a 32-bit integer (the analyzer's limits keep them in range).
+fn int(name: &'static str, value: usize) -> Result<i32, EngineError> {
+    i32::try_from(value).map_err(|_| EngineError::LimitExceeded {
+        engine: ENGINE,
+        what: name,
+        value: u64::try_from(value).unwrap_or(u64::MAX),
+        limit: i32::MAX as u64,
+    })
 }
 
-/// A checked problem bound to its kernel configurations and route.
+/// A grid dimension (blocks).
+fn grid_dim(name: &'static str, value: usize, limit: u32) -> Result<u32, EngineError> {
+    u32::try_from(value)
+        .ok()
+        .filter(|&v| v <= limit)
+        .ok_or(EngineError::LimitExceeded {
+            engine: ENGINE,
+            what: name,
+            value: u64::try_from(value).unwrap_or(u64::MAX),
+            limit: u64::from(limit),
+        })
+}
+
+/// Blocks a CUDA grid holds along x, and along y or z.
+const GRID_X: u32 = i32::MAX as u32;
+const GRID_YZ: u32 = 65_535;
+
+/// The kernels of a plan, in launch order, with what they are built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Builds {
+    /// A forward node: the forward kernel.
+    Forward {
+        /// O and Stats.
+        forward: KernelBuild,
+    },
+    /// A backward node: its chain.
+    Backward {
+        /// delta, zeroed accumulators.
+        preprocess: KernelBuild,
+        /// dK, dV and the route's dQ path.
+        main: KernelBuild,
+        /// f32 accumulators to the io dtype (dQ on atomic / relay, broadcast dBias).
+        convert: KernelBuild,
+        /// dQ = scale dS K (two_kernel).
+        dq_gemm: Option<KernelBuild>,
+    },
+}
+
+impl Builds {
+    /// Every build, in launch order.
+    pub(crate) fn all(&self) -> Vec<&KernelBuild> {
+        match self {
+            Builds::Forward { forward } => vec![forward],
+            Builds::Backward {
+                preprocess,
+                main,
+                convert,
+                dq_gemm,
+            } => [
+                Some(preprocess),
+                Some(main),
+                dq_gemm.as_ref(),
+                Some(convert),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+        }
+    }
+}
+
+fn io_type(problem: &SdpaProblem) -> Result<IoType, EngineError> {
+    match problem.io {
+        DataType::Bf16 => Ok(IoType::Bf16),
+        DataType::F16 => Ok(IoType::F16),
+        _ => Err(malformed("an io type other than f16 and bf16")),
+    }
+}
+
+fn with_role(
+    kernel: Option<&'static KernelConfig>,
+    role: KernelRole,
+) -> Result<&'static KernelConfig, EngineError> {
+    kernel
+        .filter(|k| k.role == role)
+        .ok_or_else(|| malformed("a kernel of the node's role"))
+}
+
+/// How the main kernel produces dBias.
+fn dbias_mode(problem: &SdpaProblem) -> DbiasMode {
+    match (problem.dbias, problem.bias_broadcasts()) {
+        (false, _) => DbiasMode::None,
+        (true, false) => DbiasMode::Direct,
+        (true, true) => DbiasMode::Accumulate,
+    }
+}
+
+/// The kernel builds of an approved sm120 configuration: its kernels, specialised for the
+/// problem's dtype and features. Needs no device.
+///
+/// # Errors
+/// [`EngineError::WrongEngine`]; [`EngineError::MalformedPlan`] when the configuration lacks a
+/// kernel its node needs.
+pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
+    expect_engine(EngineKind::Sm120, approved)?;
+    let p = approved.problem();
+    let config = approved.config();
+    let io = io_type(p)?;
+    if p.op == OpKind::SdpaForward {
+        let fwd = with_role(config.kernel, KernelRole::Forward)?;
+        return Ok(Builds::Forward {
+            forward: KernelBuild::forward(fwd, io, p.bias.is_some(), p.alibi),
+        });
+    }
+    let main = with_role(config.kernel, KernelRole::BackwardMain)?;
+    let route = config.route.ok_or_else(|| malformed("a backward route"))?;
+    let features = BwdFeatures {
+        has_bias: p.bias.is_some(),
+        alibi: p.alibi,
+        dbias: dbias_mode(p),
+    };
+    let dq_gemm = match (route, config.dq_kernel) {
+        (Route::TwoKernel, Some(k)) => Some(KernelBuild::dq_gemm(
+            with_role(Some(k), KernelRole::DqGemm)?,
+            io,
+        )),
+        (Route::TwoKernel, None) => return Err(malformed("the two_kernel route's dQ GEMM")),
+        (_, Some(_)) => return Err(malformed("a dQ GEMM on a route without one")),
+        (_, None) => None,
+    };
+    Ok(Builds::Backward {
+        preprocess: KernelBuild::preprocess(main, io),
+        main: KernelBuild::bwd_main(main, io, features, route),
+        convert: KernelBuild::convert(io),
+        dq_gemm,
+    })
+}
+
+/// A build with its loaded kernel.
 #[derive(Debug, Clone)]
-pub struct Sm120Plan {
-    problem: AttnProblem,
-    route: Route,
-    forward: &'static KernelConfig,
-    main: &'static KernelConfig,
-    dq_gemm: &'static KernelConfig,
+pub(crate) struct Loaded {
+    pub(crate) build: KernelBuild,
+    pub(crate) function: CudaFunction,
+}
+
+impl Loaded {
+    fn new(dev: &CudaDevice, build: &KernelBuild) -> Result<Self, EngineError> {
+        Ok(Self {
+            build: build.clone(),
+            function: dev.function(build)?,
+        })
+    }
+}
+
+/// The loaded kernels of a plan (one per plan: the size difference of the variants costs
+/// nothing).
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
+enum Kernels {
+    Forward {
+        forward: Loaded,
+    },
+    Backward {
+        preprocess: Loaded,
+        main: Loaded,
+        convert: Loaded,
+        dq_gemm: Option<Loaded>,
+    },
+}
+
+/// The device addresses of one execution, per port (0 for ports the node does not bind), and
+/// of the workspace.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Addresses {
+    pub(crate) ports: PortAddresses,
+    pub(crate) workspace: u64,
+}
+
+/// Device address of each port's buffer.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PortAddresses {
+    pub(crate) q: u64,
+    pub(crate) k: u64,
+    pub(crate) v: u64,
+    pub(crate) o: u64,
+    pub(crate) d_o: u64,
+    pub(crate) stats: u64,
+    pub(crate) bias: u64,
+    pub(crate) seq_q: u64,
+    pub(crate) seq_kv: u64,
+    pub(crate) dq: u64,
+    pub(crate) dk: u64,
+    pub(crate) dv: u64,
+    pub(crate) dbias: u64,
+}
+
+impl PortAddresses {
+    /// The slot of `port`, for the ports the kernels read or write.
+    pub(crate) fn slot(&mut self, port: Port) -> Option<&mut u64> {
+        Some(match port {
+            Port::Q => &mut self.q,
+            Port::K => &mut self.k,
+            Port::V => &mut self.v,
+            Port::O => &mut self.o,
+            Port::DO => &mut self.d_o,
+            Port::Stats => &mut self.stats,
+            Port::Bias => &mut self.bias,
+            Port::SeqLenQ => &mut self.seq_q,
+            Port::SeqLenKv => &mut self.seq_kv,
+            Port::DQ => &mut self.dq,
+            Port::DK => &mut self.dk,
+            Port::DV => &mut self.dv,
+            Port::DBias => &mut self.dbias,
+            _ => return None,
+        })
+    }
+}
+
+/// A built sm120 plan: the approved problem, route and workspace, and the loaded kernels.
+#[derive(Debug, Clone)]
+pub(crate) struct Sm120Plan {
+    problem: SdpaProblem,
+    route: Option<Route>,
     workspace: WorkspaceLayout,
+    kernels: Kernels,
+    /// Everything in the launch parameters but the addresses, checked once.
+    base: AttnParams,
 }
 
 impl Sm120Plan {
-    /// Checks `problem` against the kernels, picks the table entries for its head dims, and sizes
-    /// the backward workspace of `route` with the analyzer's formulas.
+    /// Compiles (through the cache) and loads the kernels of `approved` on `dev`.
     ///
     /// # Errors
-    /// [`CudaError::NoKernelConfig`] or [`CudaError::Unsupported`] naming the constraint.
-    pub fn new(problem: AttnProblem, route: Route) -> Result<Self, CudaError> {
-        let (dqk, dv) = (problem.dqk, problem.dv);
-        let missing = || CudaError::NoKernelConfig {
-            head_dim_qk: dqk,
-            head_dim_v: dv,
+    /// As [`builds`]; [`EngineError::LimitExceeded`] for a size the kernels cannot take;
+    /// compile and driver errors.
+    pub(crate) fn new(dev: &CudaDevice, approved: &ApprovedPlan) -> Result<Self, EngineError> {
+        let kernels = match builds(approved)? {
+            Builds::Forward { forward } => Kernels::Forward {
+                forward: Loaded::new(dev, &forward)?,
+            },
+            Builds::Backward {
+                preprocess,
+                main,
+                convert,
+                dq_gemm,
+            } => Kernels::Backward {
+                preprocess: Loaded::new(dev, &preprocess)?,
+                main: Loaded::new(dev, &main)?,
+                convert: Loaded::new(dev, &convert)?,
+                dq_gemm: dq_gemm.map(|b| Loaded::new(dev, &b)).transpose()?,
+            },
         };
-        if dqk % 8 != 0 || dv % 8 != 0 {
-            return Err(CudaError::Unsupported {
-                what: "head dims must be multiples of 8",
-            });
-        }
-        let forward = envelope(KernelRole::Forward, dqk, dv).ok_or_else(missing)?;
-        let main = envelope(KernelRole::BackwardMain, dqk, dv).ok_or_else(missing)?;
-        let dq_gemm = envelope(KernelRole::DqGemm, dqk, dv).ok_or_else(missing)?;
-        let p = &problem;
-        let unsupported = |what| Err(CudaError::Unsupported { what });
-        if p.batch == 0 || p.hq == 0 || p.hk == 0 || p.sq == 0 || p.skv == 0 {
-            return unsupported("every dim must be at least 1");
-        }
-        if p.hq % p.hk != 0 || p.hk != p.hv {
-            return unsupported("Hq must be a multiple of Hk, and Hk must equal Hv");
-        }
-        if p.batch > 65_535 || p.hq > 65_535 || p.sq > 1 << 30 || p.skv > 1 << 30 {
-            return unsupported("B and H at most 65,535; Sq and Skv at most 2^30");
-        }
-        let l = &p.layouts;
-        let aligned = |s: &Strides| s.b % 8 == 0 && s.h % 8 == 0 && s.s % 8 == 0;
-        if ![l.q, l.k, l.v, l.o, l.d_o, l.dq, l.dk, l.dv]
-            .iter()
-            .all(aligned)
-        {
-            return unsupported(
-                "strides of Q, K, V, O, dO, dQ, dK, dV must be multiples of 8 elements",
-            );
-        }
-        if p.dbias && p.bias.is_none() {
-            return unsupported("dBias needs a Bias");
-        }
-        if let Some(b) = p.bias {
-            if !(b.batch == 1 || b.batch == p.batch) || !(b.heads == 1 || b.heads == p.hq) {
-                return unsupported("bias dims must be (1 or B, 1 or Hq, Sq, Skv)");
-            }
-        }
-        if p.band.left.is_some_and(|v| v < 1) || p.band.right.is_some_and(|v| v < 0) {
-            return unsupported("left bound >= 1 and right bound >= 0");
-        }
-        let shape = SdpaShape {
-            b: p.batch as i64,
-            hq: p.hq as i64,
-            hk: p.hk as i64,
-            hv: p.hv as i64,
-            sq: p.sq as i64,
-            skv: p.skv as i64,
-            dqk: p.dqk as i64,
-            dv: p.dv as i64,
-        };
-        let needs = WorkspaceNeeds {
-            dbias_accum_elements: p
-                .bias
-                .filter(|_| p.dbias && p.bias_broadcasts())
-                .map(|b| (b.batch * b.heads * p.sq * p.skv) as u64),
-            dsink: false,
-        };
-        let workspace =
-            backward_workspace(&shape, route, main, needs).map_err(|_| CudaError::Unsupported {
-                what: "workspace size overflows 64 bits",
-            })?;
+        let problem = approved.problem().clone();
         Ok(Self {
+            base: base_params(&problem)?,
             problem,
-            route,
-            forward,
-            main,
-            dq_gemm,
-            workspace,
+            route: approved.config().route,
+            workspace: approved.workspace().clone(),
+            kernels,
         })
     }
 
-    /// The backward main kernel's table entry.
-    pub fn config(&self) -> &'static KernelConfig {
-        self.main
-    }
-
-    /// The dQ route.
-    pub fn route(&self) -> Route {
-        self.route
-    }
-
     /// The problem.
-    pub fn problem(&self) -> &AttnProblem {
+    pub(crate) fn problem(&self) -> &SdpaProblem {
         &self.problem
     }
 
-    /// Exact workspace layout of the backward (the analyzer's).
-    pub fn workspace(&self) -> &WorkspaceLayout {
-        &self.workspace
-    }
-
-    /// Workspace bytes the backward needs.
-    pub fn workspace_bytes(&self) -> usize {
+    /// Workspace bytes an execution needs: the analyzer's layout total (0 for a forward).
+    pub(crate) fn workspace_bytes(&self) -> usize {
         usize::try_from(self.workspace.total_bytes()).unwrap_or(usize::MAX)
     }
 
-    fn features(&self) -> BwdFeatures {
-        BwdFeatures {
-            has_bias: self.problem.bias.is_some(),
-            alibi: self.problem.alibi,
-            dbias: self.dbias_mode(),
+    /// The kernel builds this plan launches, in launch order.
+    pub(crate) fn launched(&self) -> Vec<&KernelBuild> {
+        match &self.kernels {
+            Kernels::Forward { forward } => vec![&forward.build],
+            Kernels::Backward {
+                preprocess,
+                main,
+                convert,
+                dq_gemm,
+            } => [
+                Some(preprocess),
+                Some(main),
+                dq_gemm.as_ref(),
+                Some(convert),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|l| &l.build)
+            .collect(),
         }
     }
 
-    fn dbias_mode(&self) -> DbiasMode {
-        match (self.problem.dbias, self.problem.bias_broadcasts()) {
-            (false, _) => DbiasMode::None,
-            (true, false) => DbiasMode::Direct,
-            (true, true) => DbiasMode::Accumulate,
-        }
-    }
-
-    /// Every kernel build this plan launches.
-    pub fn builds(&self) -> Vec<KernelBuild> {
+    /// The launch parameters of one execution on these addresses.
+    fn params(&self, at: &Addresses) -> Result<AttnParams, EngineError> {
         let p = &self.problem;
-        let mut v = vec![
-            KernelBuild::forward(self.forward, p.io, p.bias.is_some(), p.alibi),
-            KernelBuild::preprocess(self.main, p.io),
-            KernelBuild::bwd_main(self.main, p.io, self.features(), self.route),
-            KernelBuild::convert(p.io),
-        ];
-        if self.route == Route::TwoKernel {
-            v.push(KernelBuild::dq_gemm(self.dq_gemm, p.io));
-        }
-        v
-    }
-
-    fn base_params(&self) -> AttnParams {
-        let p = &self.problem;
-        AttnParams {
-            batch: p.batch as i32,
-            hq: p.hq as i32,
-            hk: p.hk as i32,
-            hv: p.hv as i32,
-            sq: p.sq as i32,
-            skv: p.skv as i32,
-            bottom_right: i32::from(p.band.bottom_right),
-            has_right: i32::from(p.band.right.is_some()),
-            right_bound: p.band.right.unwrap_or(0),
-            has_left: i32::from(p.band.left.is_some()),
-            left_bound: p.band.left.unwrap_or(0),
-            bias_b: p.bias.map_or(1, |b| b.batch as i32),
-            bias_h: p.bias.map_or(1, |b| b.heads as i32),
-            scale: p.scale,
-            hd_qk: p.dqk as i32,
-            hd_v: p.dv as i32,
-            alibi_n: if p.alibi { 1 << p.hq.max(1).ilog2() } else { 0 },
-            alibi_base: if p.alibi {
-                (-8.0 / (1u32 << p.hq.max(1).ilog2()) as f32).exp2()
-            } else {
-                0.0
-            },
-            alibi_half: if p.alibi {
-                (-4.0 / (1u32 << p.hq.max(1).ilog2()) as f32).exp2()
-            } else {
-                0.0
-            },
-            ..AttnParams::default()
-        }
-    }
-
-    /// Bias strides with broadcast dims set to 0.
-    fn bias_strides(&self, s: Strides) -> Strides {
-        let b = self.problem.bias.map_or((1, 1), |b| (b.batch, b.heads));
-        Strides {
-            b: if b.0 == 1 { 0 } else { s.b },
-            h: if b.1 == 1 { 0 } else { s.h },
-            s: s.s,
-        }
-    }
-
-    /// The padding mask's sequence-length tensors, checked against the problem.
-    fn seq_refs(
-        &self,
-        lens: Option<&(CudaView<'_, i32>, CudaView<'_, i32>)>,
-        st: &cudarc::driver::CudaStream,
-    ) -> Result<(TensorRef, TensorRef), CudaError> {
-        let p = &self.problem;
-        match (p.padding, lens) {
-            (false, _) => Ok((TensorRef::default(), TensorRef::default())),
-            (true, Some((q, kv))) => {
-                let dims = [p.batch, 1, 1, 1];
-                Ok((
-                    tref(q, "SEQ_LEN_Q", p.layouts.seq_q, dims, st)?,
-                    tref(kv, "SEQ_LEN_KV", p.layouts.seq_kv, dims, st)?,
-                ))
+        let a = &at.ports;
+        let mut params = self.base;
+        let bind = |slot: &mut TensorRef, port: Port, ptr: u64| -> Result<(), EngineError> {
+            if let Some(spec) = p.tensor(port) {
+                *slot = tensor_ref(p, port, &spec.strides, ptr)?;
             }
-            (true, None) => Err(CudaError::BufferSize {
-                name: "SEQ_LEN_Q",
-                needed: p.batch,
-                actual: 0,
-            }),
-        }
-    }
-
-    /// Runs the forward: O and Stats.
-    ///
-    /// # Errors
-    /// Buffer-size, compile or driver errors.
-    pub fn forward(&self, dev: &CudaDevice, bufs: ForwardBuffers<'_>) -> Result<(), CudaError> {
-        let (p, l, d, st) = (
-            &self.problem,
-            &self.problem.layouts,
-            self.problem.dims(),
-            dev.stream(),
-        );
-        let mut params = self.base_params();
-        params.q = tref(&bufs.q, "Q", l.q, d.q, st)?;
-        params.k = tref(&bufs.k, "K", l.k, d.k, st)?;
-        params.v = tref(&bufs.v, "V", l.v, d.v, st)?;
-        params.bias = bias_ref(
-            bufs.bias.as_ref(),
-            self.bias_strides(l.bias),
-            l.bias,
-            d.bias,
-            st,
-        )?;
-        (params.seq_q, params.seq_kv) = self.seq_refs(bufs.seq_lens.as_ref(), st)?;
-        let (mut o, mut stats) = (bufs.o, bufs.stats);
-        params.o = tref_mut(&mut o, "O", l.o, d.o, st)?;
-        params.stats = tref_mut(&mut stats, "Stats", l.stats, d.stats, st)?;
-        let build = KernelBuild::forward(self.forward, p.io, p.bias.is_some(), p.alibi);
-        let f = dev.function(&build)?;
-        let grid = (
-            p.sq.div_ceil(self.forward.block_q as usize) as u32,
-            p.hq as u32,
-            p.batch as u32,
-        );
-        // SAFETY: `f` comes from `build`; every pointer was checked against the extent its
-        // dims and strides address (tref / tref_mut).
-        unsafe { launch_attn(dev, &f, &build, grid, &params) }
-    }
-
-    /// Runs the backward: dQ, dK, dV and (when requested) dBias.
-    ///
-    /// # Errors
-    /// Buffer-size, compile or driver errors.
-    pub fn backward(&self, dev: &CudaDevice, bufs: BackwardBuffers<'_>) -> Result<(), CudaError> {
-        let (p, l, d, st) = (
-            &self.problem,
-            &self.problem.layouts,
-            self.problem.dims(),
-            dev.stream(),
-        );
-        let ws = &self.workspace;
-        if bufs.workspace.len() < self.workspace_bytes() {
-            return Err(CudaError::BufferSize {
-                name: "workspace",
-                needed: self.workspace_bytes(),
-                actual: bufs.workspace.len(),
-            });
-        }
-        let mut params = self.base_params();
-        params.q = tref(&bufs.q, "Q", l.q, d.q, st)?;
-        params.k = tref(&bufs.k, "K", l.k, d.k, st)?;
-        params.v = tref(&bufs.v, "V", l.v, d.v, st)?;
-        params.o = tref(&bufs.o, "O", l.o, d.o, st)?;
-        params.d_o = tref(&bufs.d_o, "dO", l.d_o, d.o, st)?;
-        params.stats = tref(&bufs.stats, "Stats", l.stats, d.stats, st)?;
-        params.bias = bias_ref(
-            bufs.bias.as_ref(),
-            self.bias_strides(l.bias),
-            l.bias,
-            d.bias,
-            st,
-        )?;
-        (params.seq_q, params.seq_kv) = self.seq_refs(bufs.seq_lens.as_ref(), st)?;
-        let (mut dq, mut dk, mut dv) = (bufs.dq, bufs.dk, bufs.dv);
-        params.dq = tref_mut(&mut dq, "dQ", l.dq, d.q, st)?;
-        params.dk = tref_mut(&mut dk, "dK", l.dk, d.k, st)?;
-        params.dv = tref_mut(&mut dv, "dV", l.dv, d.v, st)?;
-        if p.dbias {
-            let (Some(mut buf), Some(dims)) = (bufs.dbias, d.bias) else {
-                return Err(CudaError::BufferSize {
-                    name: "dBias",
-                    needed: 1,
-                    actual: 0,
-                });
-            };
-            params.dbias = tref_mut(&mut buf, "dBias", l.dbias, dims, st)?;
-        }
-        let ws_base = {
-            let (ptr, _guard) = bufs.workspace.device_ptr(st);
-            ptr
+            Ok(())
         };
-        let region = |kind| ws.region(kind).map_or(0, |r| ws_base + r.offset);
+        bind(&mut params.q, Port::Q, a.q)?;
+        bind(&mut params.k, Port::K, a.k)?;
+        bind(&mut params.v, Port::V, a.v)?;
+        bind(&mut params.o, Port::O, a.o)?;
+        bind(&mut params.d_o, Port::DO, a.d_o)?;
+        bind(&mut params.stats, Port::Stats, a.stats)?;
+        bind(&mut params.bias, Port::Bias, a.bias)?;
+        bind(&mut params.dq, Port::DQ, a.dq)?;
+        bind(&mut params.dk, Port::DK, a.dk)?;
+        bind(&mut params.dv, Port::DV, a.dv)?;
+        bind(&mut params.dbias, Port::DBias, a.dbias)?;
+        if p.padding {
+            bind(&mut params.seq_q, Port::SeqLenQ, a.seq_q)?;
+            bind(&mut params.seq_kv, Port::SeqLenKv, a.seq_kv)?;
+        }
+        let region = |kind| {
+            self.workspace
+                .region(kind)
+                .map_or(0, |r| at.workspace + r.offset)
+        };
         params.delta = region(RegionKind::Delta);
         params.dq_accum = region(RegionKind::DqAccum);
         params.dbias_accum = region(RegionKind::DbiasAccum);
         params.relay = region(RegionKind::RelayCounters);
         params.ds = region(RegionKind::DScores);
+        Ok(params)
+    }
 
-        let main = self.main;
-        let pre = KernelBuild::preprocess(main, p.io);
-        let bwd = KernelBuild::bwd_main(main, p.io, self.features(), self.route);
-        let conv = KernelBuild::convert(p.io);
-        let gemm = KernelBuild::dq_gemm(self.dq_gemm, p.io);
-        let (f_pre, f_main, f_conv) = (
-            dev.function(&pre)?,
-            dev.function(&bwd)?,
-            dev.function(&conv)?,
-        );
-        let f_gemm = match self.route {
-            Route::TwoKernel => Some(dev.function(&gemm)?),
-            Route::Atomic | Route::Relay => None,
-        };
-        let (b, hq) = (p.batch as u32, p.hq as u32);
-        // SAFETY (all launches below): each function comes from its build; every pointer was
-        // checked against its extent above, and the workspace holds the analyzer's layout for
-        // this route. The stream orders preprocess -> main -> dQ -> dBias.
-        unsafe {
-            launch_attn(
-                dev,
-                &f_pre,
-                &pre,
-                (p.sq.div_ceil(16) as u32, hq, b),
-                &params,
-            )?;
-            let grid = (
-                p.skv.div_ceil(main.block_kv as usize) as u32,
-                p.hk as u32,
-                b,
-            );
-            launch_attn(dev, &f_main, &bwd, grid, &params)?;
-            if let Some(f) = &f_gemm {
-                let grid = (p.sq.div_ceil(self.dq_gemm.block_q as usize) as u32, hq, b);
-                launch_attn(dev, f, &gemm, grid, &params)?;
-            } else {
-                let dq = ConvertParams {
-                    src: params.dq_accum,
-                    dst: params.dq.ptr,
-                    s0: l.dq.b,
-                    s1: l.dq.h,
-                    s2: l.dq.s,
-                    d1: p.hq as i32,
-                    d2: p.sq as i32,
-                    d3: p.dqk as i32,
-                    scale: p.scale,
-                };
-                launch_convert(dev, &f_conv, &conv, b, &dq)?;
+    /// Enqueues the plan's kernels on `dev`'s stream.
+    ///
+    /// # Safety
+    /// Every address in `at` must be the device address of a live buffer of `dev` that holds
+    /// the port's tensor (its extent under the problem's dims and strides) — or, for the
+    /// workspace, at least [`Self::workspace_bytes`] bytes — and output buffers must not overlap
+    /// anything else bound (the engine's `check` establishes all of it).
+    pub(crate) unsafe fn enqueue(
+        &self,
+        dev: &CudaDevice,
+        at: &Addresses,
+    ) -> Result<(), EngineError> {
+        let params = self.params(at)?;
+        let s = &self.problem.shape;
+        let (hq, b) = (grid_dim("Hq", s.hq, GRID_YZ)?, grid_dim("B", s.b, GRID_YZ)?);
+        match &self.kernels {
+            Kernels::Forward { forward } => {
+                let k = config_of(&forward.build)?;
+                let grid = (
+                    grid_dim("Q tiles", s.sq.div_ceil(block(k.block_q)), GRID_X)?,
+                    hq,
+                    b,
+                );
+                // SAFETY: the function comes from its build; the caller vouches for every
+                // address in `params` (see # Safety).
+                unsafe { launch_attn(dev, forward, grid, &params) }?;
             }
-            if let (Some(_), Some(bias)) = (ws.region(RegionKind::DbiasAccum), p.bias) {
-                let db = ConvertParams {
-                    src: params.dbias_accum,
-                    dst: params.dbias.ptr,
-                    s0: l.dbias.b,
-                    s1: l.dbias.h,
-                    s2: l.dbias.s,
-                    d1: bias.heads as i32,
-                    d2: p.sq as i32,
-                    d3: p.skv as i32,
-                    scale: 1.0,
-                };
-                launch_convert(dev, &f_conv, &conv, bias.batch as u32, &db)?;
+            Kernels::Backward {
+                preprocess,
+                main,
+                convert,
+                dq_gemm,
+            } => {
+                let k = config_of(&main.build)?;
+                let hk = grid_dim("Hk", s.hk, GRID_YZ)?;
+                let pre_grid = (
+                    grid_dim("preprocess tiles", s.sq.div_ceil(block(PRE_ROWS)), GRID_X)?,
+                    hq,
+                    b,
+                );
+                let main_grid = (
+                    grid_dim("KV tiles", s.skv.div_ceil(block(k.block_kv)), GRID_X)?,
+                    hk,
+                    b,
+                );
+                // SAFETY (every launch below): each function comes from its build; the caller
+                // vouches for the addresses, and the workspace holds the analyzer's layout for
+                // this route. The stream orders preprocess -> main -> dQ -> dBias.
+                unsafe {
+                    launch_attn(dev, preprocess, pre_grid, &params)?;
+                    launch_attn(dev, main, main_grid, &params)?;
+                    match dq_gemm {
+                        Some(gemm) => {
+                            let g = config_of(&gemm.build)?;
+                            let grid = (
+                                grid_dim("dQ tiles", s.sq.div_ceil(block(g.block_q)), GRID_X)?,
+                                hq,
+                                b,
+                            );
+                            launch_attn(dev, gemm, grid, &params)?;
+                        }
+                        None => {
+                            let dq = convert_params(
+                                params.dq_accum,
+                                &params.dq,
+                                [s.b, s.hq, s.sq, s.dqk],
+                                params.scale,
+                            )?;
+                            launch_convert(dev, convert, convert_grid(&dq, b)?, &dq)?;
+                        }
+                    }
+                    if let (Some(_), Some(bias)) = (
+                        self.workspace.region(RegionKind::DbiasAccum),
+                        self.problem.bias,
+                    ) {
+                        let db = convert_params(
+                            params.dbias_accum,
+                            &params.dbias,
+                            [bias.batch, bias.heads, s.sq, s.skv],
+                            1.0,
+                        )?;
+                        let d0 = grid_dim("bias batch", bias.batch, GRID_YZ)?;
+                        launch_convert(dev, convert, convert_grid(&db, d0)?, &db)?;
+                    }
+                }
             }
         }
         Ok(())
     }
+
+    /// The dQ route (backward plans).
+    pub(crate) fn route(&self) -> Option<Route> {
+        self.route
+    }
 }
 
-fn check<T>(
-    buf: &impl DeviceSlice<T>,
-    name: &'static str,
-    s: Strides,
-    dims: [usize; 4],
-) -> Result<(), CudaError> {
-    let needed = s.extent(dims);
-    if buf.len() < needed {
-        return Err(CudaError::BufferSize {
-            name,
-            needed,
-            actual: buf.len(),
+/// A tile size as a divisor.
+fn block(n: u32) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX).max(1)
+}
+
+/// The table entry of a tiled build.
+fn config_of(build: &KernelBuild) -> Result<&'static KernelConfig, EngineError> {
+    build
+        .entry
+        .and_then(|name| {
+            rime_analyzer::sm120::kernels::KERNELS
+                .iter()
+                .chain(rime_analyzer::sm120::kernels::H200_TUNED)
+                .find(|k| k.name == name)
+        })
+        .ok_or_else(|| malformed("a kernel of the table"))
+}
+
+/// The kernel's view of a port: its address and strides, broadcast bias dims with stride 0.
+fn tensor_ref(
+    p: &SdpaProblem,
+    port: Port,
+    strides: &[usize; 4],
+    ptr: u64,
+) -> Result<TensorRef, EngineError> {
+    let stride = |axis: usize| -> Result<i64, EngineError> {
+        i64::try_from(strides[axis]).map_err(|_| EngineError::LimitExceeded {
+            engine: ENGINE,
+            what: "a stride",
+            value: u64::try_from(strides[axis]).unwrap_or(u64::MAX),
+            limit: i64::MAX as u64,
+        })
+    };
+    let (mut sb, mut sh) = (stride(0)?, stride(1)?);
+    if port == Port::Bias {
+        if let Some(bias) = p.bias {
+            if bias.batch == 1 {
+                sb = 0;
+            }
+            if bias.heads == 1 {
+                sh = 0;
+            }
+        }
+    }
+    Ok(TensorRef {
+        ptr,
+        sb,
+        sh,
+        ss: stride(2)?,
+    })
+}
+
+/// Everything in the launch parameters that does not depend on the buffers.
+fn base_params(p: &SdpaProblem) -> Result<AttnParams, EngineError> {
+    let s = &p.shape;
+    let scale = match p.scale {
+        rime_analyzer::AttnScale::Value(v) => v,
+        rime_analyzer::AttnScale::Tensor(_) => {
+            return Err(malformed("a scale known when the plan is built"))
+        }
+    };
+    // ALiBi: n = 2^floor(log2 Hq) heads get slopes 2^(-8 (h + 1) / n), the rest interleave.
+    let (alibi_n, alibi_base, alibi_half) = if p.alibi {
+        // Hq <= 65,535 (analyzer rule SMX012), so n fits 16 bits and f32 holds it exactly.
+        let n = u16::try_from(1usize << s.hq.ilog2()).map_err(|_| EngineError::LimitExceeded {
+            engine: ENGINE,
+            what: "ALiBi heads",
+            value: u64::try_from(s.hq).unwrap_or(u64::MAX),
+            limit: u64::from(u16::MAX),
+        })?;
+        let nf = f32::from(n);
+        (i32::from(n), (-8.0 / nf).exp2(), (-4.0 / nf).exp2())
+    } else {
+        (0, 0.0, 0.0)
+    };
+    // Normalised bounds are below Sq + Skv <= 2^31 (rule SMX013): ints.
+    let bound = |what: &'static str, b: Option<i64>| -> Result<(i32, i32), EngineError> {
+        let v = b.unwrap_or(0);
+        let v = i32::try_from(v).map_err(|_| EngineError::LimitExceeded {
+            engine: ENGINE,
+            what,
+            value: v.unsigned_abs(),
+            limit: i32::MAX.unsigned_abs().into(),
+        })?;
+        Ok((i32::from(b.is_some()), v))
+    };
+    let (has_right, right_bound) = bound("right bound", p.band.right)?;
+    let (has_left, left_bound) = bound("left bound", p.band.left)?;
+    Ok(AttnParams {
+        batch: int("B", s.b)?,
+        hq: int("Hq", s.hq)?,
+        hk: int("Hk", s.hk)?,
+        hv: int("Hv", s.hv)?,
+        sq: int("Sq", s.sq)?,
+        skv: int("Skv", s.skv)?,
+        bottom_right: i32::from(p.band.bottom_right),
+        has_right,
+        right_bound,
+        has_left,
+        left_bound,
+        bias_b: int("bias batch", p.bias.map_or(1, |b| b.batch))?,
+        bias_h: int("bias heads", p.bias.map_or(1, |b| b.heads))?,
+        scale,
+        hd_qk: int("Dqk", s.dqk)?,
+        hd_v: int("Dv", s.dv)?,
+        alibi_n,
+        alibi_base,
+        alibi_half,
+        ..AttnParams::default()
+    })
+}
+
+/// The convert kernel's parameters for a compact f32 accumulator `[d0][d1][d2][d3]` into `dst`.
+fn convert_params(
+    src: u64,
+    dst: &TensorRef,
+    [_, d1, d2, d3]: [usize; 4],
+    scale: f32,
+) -> Result<ConvertParams, EngineError> {
+    let plane = d2.checked_mul(d3).ok_or(EngineError::LimitExceeded {
+        engine: ENGINE,
+        what: "accumulator plane",
+        value: u64::MAX,
+        limit: i64::MAX as u64,
+    })?;
+    Ok(ConvertParams {
+        src,
+        dst: dst.ptr,
+        s0: dst.sb,
+        s1: dst.sh,
+        s2: dst.ss,
+        plane: i64::try_from(plane).map_err(|_| EngineError::LimitExceeded {
+            engine: ENGINE,
+            what: "accumulator plane",
+            value: u64::try_from(plane).unwrap_or(u64::MAX),
+            limit: i64::MAX as u64,
+        })?,
+        d1: int("accumulator dim 1", d1)?,
+        d3: int("accumulator dim 3", d3)?,
+        scale,
+        pad_: 0,
+    })
+}
+
+/// The convert grid: enough blocks to cover a plane, at most [`CONVERT_MAX_BLOCKS_X`] (the
+/// kernel strides over the rest), one row of them per (d1, d0).
+fn convert_grid(p: &ConvertParams, d0: u32) -> Result<(u32, u32, u32), EngineError> {
+    let plane = u64::try_from(p.plane).unwrap_or(0);
+    let blocks = plane
+        .div_ceil(u64::from(super::abi::CONVERT_THREADS))
+        .clamp(1, u64::from(CONVERT_MAX_BLOCKS_X));
+    let d1 = u32::try_from(p.d1).unwrap_or(0);
+    if d1 > GRID_YZ {
+        return Err(EngineError::LimitExceeded {
+            engine: ENGINE,
+            what: "accumulator dim 1",
+            value: u64::from(d1),
+            limit: u64::from(GRID_YZ),
         });
     }
-    Ok(())
-}
-
-fn tref<T>(
-    buf: &impl DevicePtr<T>,
-    name: &'static str,
-    s: Strides,
-    dims: [usize; 4],
-    st: &cudarc::driver::CudaStream,
-) -> Result<TensorRef, CudaError> {
-    check(buf, name, s, dims)?;
-    let (ptr, _guard) = buf.device_ptr(st);
-    Ok(TensorRef {
-        ptr,
-        sb: s.b,
-        sh: s.h,
-        ss: s.s,
-    })
-}
-
-fn tref_mut<T>(
-    buf: &mut impl DevicePtrMut<T>,
-    name: &'static str,
-    s: Strides,
-    dims: [usize; 4],
-    st: &cudarc::driver::CudaStream,
-) -> Result<TensorRef, CudaError> {
-    check(buf, name, s, dims)?;
-    let (ptr, _guard) = buf.device_ptr_mut(st);
-    Ok(TensorRef {
-        ptr,
-        sb: s.b,
-        sh: s.h,
-        ss: s.s,
-    })
-}
-
-fn bias_ref(
-    buf: Option<&CudaView<'_, u16>>,
-    kernel_strides: Strides,
-    real: Strides,
-    dims: Option<[usize; 4]>,
-    st: &cudarc::driver::CudaStream,
-) -> Result<TensorRef, CudaError> {
-    match (buf, dims) {
-        (Some(buf), Some(dims)) => {
-            let r = tref(buf, "Bias", real, dims, st)?;
-            Ok(TensorRef {
-                sb: kernel_strides.b,
-                sh: kernel_strides.h,
-                ..r
-            })
-        }
-        (None, Some(_)) => Err(CudaError::BufferSize {
-            name: "Bias",
-            needed: 1,
-            actual: 0,
-        }),
-        _ => Ok(TensorRef::default()),
-    }
+    Ok((
+        u32::try_from(blocks).unwrap_or(CONVERT_MAX_BLOCKS_X),
+        d1,
+        d0,
+    ))
 }

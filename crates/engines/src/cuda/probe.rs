@@ -88,7 +88,7 @@ pub enum CudaStatus {
 }
 
 /// True when the CUDA 13 NVRTC is the one cudarc loads (compiling needs no GPU); see
-/// [`super::nvrtc_probe`] for why it is not enough that some NVRTC opens.
+/// the `nvrtc_probe` module for why it is not enough that some NVRTC opens.
 pub fn nvrtc_present() -> bool {
     nvrtc_status().is_ok()
 }
@@ -125,17 +125,4 @@ fn probe_inner() -> CudaStatus {
         return CudaStatus::Unavailable(why);
     }
     CudaStatus::Available { devices }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn probe_never_panics_and_explains_itself() {
-        match probe() {
-            CudaStatus::Available { devices } => assert!(devices > 0),
-            CudaStatus::Unavailable(why) => assert!(!why.to_string().is_empty()),
-        }
-    }
 }

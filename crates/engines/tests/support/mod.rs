@@ -5,7 +5,7 @@
 
 use rime_engines::cpu::{
     AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, HostSlice,
-    HostSliceMut, Problem, SeqLens, Shape, TensorMut, TensorRef, View4,
+    HostSliceMut, Problem, ProblemShape, SeqLens, TensorMut, TensorRef, View4,
 };
 
 /// Deterministic xorshift numbers in [-1, 1).
@@ -128,7 +128,7 @@ pub struct Case {
 
 impl Case {
     pub fn new(name: &'static str, b: usize, hq: usize, sq: usize, skv: usize, d: usize) -> Case {
-        let shape = Shape {
+        let shape = ProblemShape {
             b,
             hq,
             hk: hq,
@@ -157,8 +157,8 @@ impl Case {
     }
     pub fn band(mut self, left: Option<i64>, right: Option<i64>, bottom_right: bool) -> Case {
         self.problem.band = Band {
-            left_bound: left,
-            right_bound: right,
+            left,
+            right,
             bottom_right,
         };
         self
@@ -192,7 +192,7 @@ impl Case {
         self.layout = layout;
         self
     }
-    pub fn shape(&self) -> Shape {
+    pub fn shape(&self) -> ProblemShape {
         self.problem.shape
     }
 }
@@ -361,8 +361,8 @@ pub fn naive(case: &Case, data: &Data) -> Naive {
                 let mut srow = vec![f64::NEG_INFINITY; skv];
                 for (j, sc) in srow.iter_mut().enumerate().take(kl) {
                     let (ii, jj) = (i as i64 + shift, j as i64);
-                    if p.band.right_bound.is_some_and(|r| jj > ii + r)
-                        || p.band.left_bound.is_some_and(|l| jj <= ii - l)
+                    if p.band.right.is_some_and(|r| jj > ii + r)
+                        || p.band.left.is_some_and(|l| jj <= ii - l)
                     {
                         continue;
                     }

@@ -84,13 +84,12 @@ pub fn run(
         }
     }
     println!("making O and Stats with a forward run (not given):");
-    let cpu_only = super::Engines { device: None };
     super::execute(
         &twin,
         candidate,
         plan.as_ref(),
         &mut twin_tensors,
-        &cpu_only,
+        &CpuEngine,
     )?;
     // Only what was not given: a given O (or Stats) is the user's to keep.
     for &(orig, new) in &map {

@@ -16,12 +16,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use rime_analyzer::{
     analyze, heuristics, render_report, Candidate, EngineKind, HeuristicsOptions, Target,
 };
-use rime_engines::cuda::{CudaDevice, DeviceBuffer, DeviceWorkspace, Sm120Engine};
-use rime_engines::{Buffer, CpuEngine, Engine, HostBuffer, Plan, VariantPack, Workspace};
+use rime_engines::cuda::CudaDevice;
+use rime_engines::{engine_for, Engine, HostBuffer, Plan, VariantPack};
 use rime_graph::{Graph, NodeId, OpKind, Port, TensorId};
 
 use data::{Inputs, Summary};
@@ -59,7 +59,7 @@ impl Engines {
         if target == "cpu" {
             return Engines { device: None };
         }
-        match rime_engines::cuda::selftest::open_default_device() {
+        match CudaDevice::open_default(0) {
             Ok(d) => Engines {
                 device: Some(Arc::new(d)),
             },
@@ -71,13 +71,7 @@ impl Engines {
     }
 
     fn get(&self, kind: EngineKind) -> Option<Box<dyn Engine>> {
-        match kind {
-            EngineKind::CpuReference => Some(Box::new(CpuEngine)),
-            EngineKind::Sm120 => self
-                .device
-                .as_ref()
-                .map(|d| Box::new(Sm120Engine::new(Arc::clone(d))) as Box<dyn Engine>),
-        }
+        engine_for(kind, self.device.as_ref()).ok()
     }
 }
 
@@ -191,7 +185,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
             tensors.insert(id, inputs.make(&graph, id)?);
         }
-        execute(&graph, candidate, plan.as_ref(), &mut tensors, &engines)?;
+        execute(
+            &graph,
+            candidate,
+            plan.as_ref(),
+            &mut tensors,
+            engine.as_ref(),
+        )?;
     }
 
     let outputs: Vec<TensorId> = chosen
@@ -220,33 +220,21 @@ fn node_name(graph: &Graph, node: NodeId) -> String {
         .map_or_else(String::new, |n| n.name.clone())
 }
 
-/// A host buffer where the plan's engine reads it: as is for the CPU, copied to the device for
-/// sm120.
-fn placed(host: &HostBuffer, device: Option<&Arc<CudaDevice>>) -> anyhow::Result<Box<dyn Buffer>> {
-    Ok(match device {
-        Some(d) => Box::new(DeviceBuffer::upload(d, host)?),
-        None => Box::new(host.clone()),
-    })
-}
-
-/// Executes one plan over the tensors made so far; its outputs join them.
+/// Executes one plan over the tensors made so far, in its engine's memory; its outputs join
+/// them.
 fn execute(
     graph: &Graph,
     candidate: &Candidate,
     plan: &dyn Plan,
     tensors: &mut BTreeMap<TensorId, HostBuffer>,
-    engines: &Engines,
+    engine: &dyn Engine,
 ) -> anyhow::Result<()> {
-    let device = match candidate.config.engine {
-        EngineKind::Sm120 => Some(engines.device.as_ref().context("no CUDA device")?),
-        EngineKind::CpuReference => None,
-    };
     let mut pack = VariantPack::new();
     for &id in &plan.tensors().inputs {
         let buffer = tensors
             .get(&id)
             .with_context(|| format!("no data for '{}'", tensor_name(graph, id)))?;
-        pack.insert(id, placed(buffer, device)?);
+        pack.insert(id, engine.upload(buffer)?);
     }
     for &id in &plan.tensors().outputs {
         let t = graph.get(id).context("output vanished")?;
@@ -258,12 +246,9 @@ fn execute(
             .and_then(|s| usize::try_from(s).ok())
             .context("output too large")?;
         let zeros = HostBuffer::zeros(dt, span).with_context(|| format!("'{}' is {dt}", t.name))?;
-        pack.insert(id, placed(&zeros, device)?);
+        pack.insert(id, engine.upload(&zeros)?);
     }
-    let mut workspace = match device {
-        Some(d) => Workspace::Device(DeviceWorkspace::new(d, plan.workspace_size())?),
-        None => Workspace::host(plan.workspace_size()),
-    };
+    let mut workspace = engine.workspace(plan.workspace_size())?;
     let started = Instant::now();
     let progress = progress::Progress::start(&candidate.node_name);
     let result = plan.execute(&mut pack, &mut workspace);
@@ -284,16 +269,8 @@ fn execute(
         elapsed.as_secs_f64() * 1e3
     );
     for &id in &plan.tensors().outputs {
-        let key = id.into();
-        let buffer = pack.take(&key).context("output buffer vanished")?;
-        let host = match (buffer.as_any().downcast_ref::<DeviceBuffer>(), device) {
-            (Some(on_device), Some(d)) => on_device.download(d)?,
-            _ => match buffer.as_any().downcast_ref::<HostBuffer>() {
-                Some(h) => h.clone(),
-                None => bail!("output '{}' is not in host memory", tensor_name(graph, id)),
-            },
-        };
-        tensors.insert(id, host);
+        let buffer = pack.take(&id.into()).context("output buffer vanished")?;
+        tensors.insert(id, engine.download(buffer.as_ref())?);
     }
     Ok(())
 }

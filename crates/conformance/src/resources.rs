@@ -5,17 +5,16 @@
 //!    memory read now), deterministic, must rank relay first for sm120 and carry the analyzer's
 //!    RTE006 reason.
 //! 2. A workspace allocation larger than the free memory must fail with
-//!    [`CudaError::OutOfMemory`] (what, bytes needed, free and total), and the device must still
+//!    `CudaError::OutOfMemory` (what, bytes needed, free and total), and the device must still
 //!    work afterwards (a small allocation and a synchronize succeed).
 
 use rime_analyzer::{
     analyze, heuristics, EngineKind, HeuristicsOptions, ReasonCode, Route, Target,
 };
-use rime_graph::{Context, DataType, Graph, GraphError, SdpaBackwardAttrs, Tensor};
+use rime_engines::cuda::{CudaDevice, CudaError, DeviceWorkspace};
+use rime_graph::{Graph, GraphError};
 
-use super::buffer::DeviceWorkspace;
-use super::context::CudaDevice;
-use super::error::CudaError;
+use crate::spec::CaseSpec;
 
 /// The result of one resource check.
 #[derive(Debug, Clone)]
@@ -38,28 +37,12 @@ fn seq_len_exceeding(b: u64, hq: u64, bytes: u64) -> u64 {
 /// A deterministic bf16 backward of B = 1, Hq = Hk = 16, D = 64 with Sq = Skv = `s` (only
 /// analysed, nothing allocated). Deterministic, so that the choice is between the two
 /// deterministic routes, two_kernel (fastest when its dS fits) and relay.
-fn big_backward(s: i64) -> Result<Graph, GraphError> {
-    let (b, h, d) = (1, 16, 64);
-    let mut g = Graph::new(Context::with_io(DataType::Bf16));
-    let t = |g: &mut Graph, name: &str| g.tensor(Tensor::packed(name, &[b, h, s, d]));
-    let (q, k, v, o, d_o) = (
-        t(&mut g, "Q"),
-        t(&mut g, "K"),
-        t(&mut g, "V"),
-        t(&mut g, "O"),
-        t(&mut g, "dO"),
-    );
-    let stats = g.tensor(Tensor::packed("Stats", &[b, h, s, 1]).with_data_type(DataType::F32));
-    g.sdpa_backward(
-        q,
-        k,
-        v,
-        o,
-        d_o,
-        stats,
-        SdpaBackwardAttrs::new().name("bwd").deterministic(),
-    )?;
-    Ok(g)
+fn big_backward(s: usize) -> Result<Graph, GraphError> {
+    let spec = CaseSpec {
+        deterministic: true,
+        ..CaseSpec::new(1, 16, 16, s, s, 64)
+    };
+    Ok(spec.backward_graph()?.graph)
 }
 
 fn relay_when_ds_does_not_fit(target: &Target) -> ResourceReport {
@@ -67,13 +50,18 @@ fn relay_when_ds_does_not_fit(target: &Target) -> ResourceReport {
     let free = target.free_memory_bytes;
     let s = seq_len_exceeding(1, 16, free);
     let ds = 16 * s * s * 2;
-    let graph = match big_backward(s as i64) {
+    let graph = match usize::try_from(s).map(big_backward) {
+        Ok(Ok(g)) => Ok(g),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    let graph = match graph {
         Ok(g) => g,
         Err(e) => {
             return ResourceReport {
                 name,
                 passed: false,
-                detail: e.to_string(),
+                detail: e,
             }
         }
     };

@@ -8,13 +8,16 @@
 
 use std::sync::Arc;
 
-use rime_analyzer::{EngineKind, HeuristicsOptions, Route, Target};
+use rime_analyzer::{Route, Target};
+use rime_engines::cpu::Precision;
+use rime_engines::cuda::CudaDevice;
+use rime_engines::HostBuffer;
 use rime_graph::DataType;
 
-use super::context::CudaDevice;
-use super::engine_check::relative;
-use super::workload::{hash, median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
-use crate::{CpuEngine, Engine, EngineError, HostBuffer, VariantPack, Workspace};
+use crate::compare::{relative, tolerance};
+use crate::exec::{hash, on_cpu};
+use crate::workload::{median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
+use crate::HarnessError;
 
 /// The shape table (odd lengths, GQA/MQA, causal, per-batch bias + dBias, both io types);
 /// `small` keeps lengths low for compute-sanitizer runs.
@@ -120,42 +123,18 @@ impl CaseResult {
     }
 }
 
-fn cpu_outputs(w: &Workload, target: &Target) -> Result<Vec<Vec<f64>>, EngineError> {
-    let cpu = Target::by_name("cpu").unwrap_or_else(|| target.clone());
-    let report = rime_analyzer::analyze(&w.graph, &cpu);
-    let cand = rime_analyzer::heuristics(&report, &HeuristicsOptions::default())
-        .into_iter()
-        .find(|c| c.config.engine == EngineKind::CpuReference)
-        .ok_or(EngineError::Unsupported {
-            engine: "cpu_reference",
-            feature: "this graph",
-        })?;
-    let approved = report
-        .approve(&cand)
-        .map_err(|_| EngineError::Unsupported {
-            engine: "cpu_reference",
-            feature: "approval",
-        })?;
-    let plan = CpuEngine.build_plan(&approved)?;
-    let mut pack = VariantPack::new();
-    for (id, h) in &w.host_inputs {
-        pack.insert(*id, Box::new(h.clone()));
-    }
-    for &(id, dt, len) in &w.outputs {
-        let nan =
-            HostBuffer::from_f64(dt, &vec![f64::NAN; len]).ok_or(EngineError::Unsupported {
-                engine: "cpu_reference",
-                feature: "output type",
-            })?;
-        pack.insert(id, Box::new(nan));
-    }
-    plan.execute(&mut pack, &mut Workspace::host(plan.workspace_size()))?;
+/// The CPU engine's outputs on the workload's inputs, in the workload's output order.
+fn cpu_outputs(w: &Workload) -> Result<Vec<Vec<f64>>, HarnessError> {
+    let node = w.graph.backward.ok_or(HarnessError::Sizing {
+        tensor: "the backward node".to_owned(),
+    })?;
+    let outs = on_cpu(&w.graph, node, &w.host_inputs, Precision::F32)?;
     Ok(w.outputs
         .iter()
         .map(|(id, _, _)| {
-            pack.get(&(*id).into())
-                .and_then(|b| b.as_any().downcast_ref::<HostBuffer>())
-                .map(HostBuffer::to_f64)
+            outs.iter()
+                .find(|(t, _)| t == id)
+                .map(|(_, h)| h.to_f64())
                 .unwrap_or_default()
         })
         .collect())
@@ -165,7 +144,7 @@ fn worst(outs: &[Vec<f64>], reference: &[Vec<f64>]) -> (f64, usize) {
     outs.iter()
         .zip(reference)
         .fold((0.0f64, 0), |(e, bad), (o, r)| {
-            let c = relative(o, r);
+            let c = relative("", o, r, 0.0);
             (e.max(c.rel_err), bad + c.bad)
         })
 }
@@ -184,8 +163,8 @@ fn run_route(
     cand: &rime_analyzer::Candidate,
     repeats: usize,
     timing: (usize, usize),
-) -> Result<Runs, EngineError> {
-    let mut prepared = Prepared::new(dev, report, cand)?;
+) -> Result<Runs, HarnessError> {
+    let mut prepared = Prepared::new(dev, report, cand, None)?;
     let mut seen: Vec<Vec<u64>> = Vec::new();
     let mut first = None;
     for _ in 0..repeats.max(1) {
@@ -221,11 +200,7 @@ fn run_case(
     repeats: usize,
     timing: (usize, usize),
 ) -> CaseResult {
-    let tolerance = if case.io == DataType::Bf16 {
-        1e-2
-    } else {
-        3e-3
-    };
+    let tolerance = tolerance(case.io);
     let mut result = CaseResult {
         name: case.name(),
         tolerance,
@@ -247,22 +222,22 @@ fn run_case(
         }
     };
     // Both graphs are built in the same order, so their tensor ids coincide: one workload.
-    let mut w = match Workload::new(dev, det_graph.clone(), 17, true) {
+    let mut w = match Workload::new(dev, case, 17) {
         Ok(w) => w,
         Err(e) => {
             result.error = Some(e.to_string());
             return result;
         }
     };
-    let cpu = match cpu_outputs(&w, target) {
+    let cpu = match cpu_outputs(&w) {
         Ok(c) => c,
         Err(e) => {
             result.error = Some(format!("CPU engine: {e}"));
             return result;
         }
     };
-    let (atomic_report, atomic_ranked) = sm120_candidates(&atomic_graph, target);
-    let (det_report, det_ranked) = sm120_candidates(&det_graph, target);
+    let (atomic_report, atomic_ranked) = sm120_candidates(&atomic_graph.graph, target);
+    let (det_report, det_ranked) = sm120_candidates(&det_graph.graph, target);
     let mut jobs: Vec<(
         &rime_analyzer::SupportReport,
         &rime_analyzer::Candidate,
@@ -367,7 +342,7 @@ pub fn broadcast_dbias_rejected(target: &Target) -> Result<Vec<String>, Vec<Stri
     let Ok(graph) = case.graph() else {
         return Err(vec!["graph build failed".into()]);
     };
-    let (report, ranked) = sm120_candidates(&graph, target);
+    let (report, ranked) = sm120_candidates(&graph.graph, target);
     if ranked.is_empty() {
         let mut codes: Vec<String> = report
             .all_rejections()

@@ -1,0 +1,511 @@
+//! The GPU conformance sweep (`rime selftest`): for a table of cases, each a two-node graph (a
+//! forward writing O and Stats, the backward reading them), the analyzer's sm120
+//! configurations for the live device run through the engine API — the forward, then the
+//! backward on the forward's O and Stats with the route under test — and every output is
+//! compared with the CPU engine's f64 reference plan on the same inputs by ||out - ref|| /
+//! ||ref|| (bf16 <= 1e-2, f16 <= 3e-3), with no NaN allowed. Outputs (and the workspace) are
+//! poisoned before each run so that unwritten elements show; deterministic routes run twice
+//! and must agree bit for bit. A route the analyzer does not approve for a case is listed with
+//! its reason codes, never forced.
+
+use std::sync::Arc;
+
+use rime_analyzer::{analyze, EngineKind, Route, SupportReport, Target};
+use rime_engines::cpu::Precision;
+use rime_engines::cuda::CudaDevice;
+use rime_engines::HostBuffer;
+use rime_graph::{DataType, TensorId};
+
+use crate::compare::{relative, tolerance, CaseReport, OutputCheck};
+use crate::exec::{on_cpu, on_device, Outputs};
+use crate::fill::{node_inputs, Fills};
+use crate::spec::{BandSpec, BiasSpec, CaseGraph, CaseSpec, Layout};
+use crate::HarnessError;
+
+/// One sweep case: a spec and the route its backward runs.
+#[derive(Debug, Clone)]
+pub struct SweepCase {
+    /// Name, `{what}/{dtype}/{layout}/{route}`.
+    pub name: String,
+    /// The problem.
+    pub spec: CaseSpec,
+    /// The dQ route of the backward.
+    pub route: Route,
+}
+
+const WINDOW: BandSpec = BandSpec {
+    left: Some(64),
+    right: Some(0),
+    bottom_right: false,
+};
+const BAND: BandSpec = BandSpec {
+    left: Some(33),
+    right: Some(17),
+    bottom_right: false,
+};
+
+fn bias(per_batch: bool, per_head: bool) -> Option<BiasSpec> {
+    Some(BiasSpec {
+        per_batch,
+        per_head,
+    })
+}
+
+/// Padding lengths: a full batch, 2/3 and 1/3 of the length (at least 1), cycling; the KV
+/// lengths one batch ahead in the cycle.
+fn lens(b: usize, sq: usize, skv: usize) -> (Vec<usize>, Vec<usize>) {
+    let pick = |n: usize, i: usize| match i % 3 {
+        0 => n,
+        1 => (n * 2 / 3).max(1),
+        _ => (n / 3).max(1),
+    };
+    (
+        (0..b).map(|i| pick(sq, i)).collect(),
+        (0..b).map(|i| pick(skv, i + 1)).collect(),
+    )
+}
+
+/// The case table. `small` keeps shapes tiny (for compute-sanitizer) while still reaching every
+/// kernel specialization the analyzer approves: each head-dim envelope, both dtypes, no bias /
+/// bias / direct and accumulated dBias, masks (also bounds far past the sequences, which must
+/// equal no bound), GQA, padding, ragged tails.
+pub fn cases(small: bool) -> Vec<SweepCase> {
+    let mut v = Vec::new();
+    let mut add = |what: &str, spec: CaseSpec| {
+        for io in [DataType::Bf16, DataType::F16] {
+            for route in Route::ALL {
+                let spec = CaseSpec { io, ..spec.clone() };
+                v.push(SweepCase {
+                    name: format!("{what}/{io}/{}/{route}", spec.layout.name()),
+                    spec,
+                    route,
+                });
+            }
+        }
+    };
+    for (dqk, dv) in [(64, 64), (128, 128), (192, 128)] {
+        let s = CaseSpec {
+            dv,
+            ..CaseSpec::new(2, 4, 2, 70, 90, dqk)
+        };
+        let tag = format!("d{dqk}v{dv}");
+        add(&format!("{tag}-plain"), s.clone());
+        add(
+            &format!("{tag}-causal-bias-dbias"),
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                bias: bias(true, true),
+                dbias: true,
+                layout: Layout::Bshd,
+                ..s.clone()
+            },
+        );
+        add(
+            &format!("{tag}-window-bcast-dbias"),
+            CaseSpec {
+                band: WINDOW,
+                bias: bias(false, true),
+                dbias: true,
+                ..s.clone()
+            },
+        );
+        add(
+            &format!("{tag}-br-causal"),
+            CaseSpec {
+                band: BandSpec::CAUSAL_BOTTOM_RIGHT,
+                sq: 33,
+                layout: Layout::Bshd,
+                ..s.clone()
+            },
+        );
+        add(
+            &format!("{tag}-alibi-causal"),
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                alibi: true,
+                ..s.clone()
+            },
+        );
+        // Bounds far beyond the sequences: the same as no bound (the analyzer drops them, so
+        // the kernels and the reference agree for every i64).
+        add(
+            &format!("{tag}-right-2^32"),
+            CaseSpec {
+                band: BandSpec {
+                    right: Some(1 << 32),
+                    ..BandSpec::default()
+                },
+                ..s.clone()
+            },
+        );
+        add(
+            &format!("{tag}-causal-left-i64max-br"),
+            CaseSpec {
+                band: BandSpec {
+                    left: Some(i64::MAX),
+                    right: Some(0),
+                    bottom_right: true,
+                },
+                sq: 33,
+                ..s.clone()
+            },
+        );
+    }
+    // Head dims padded up to the compiled envelope (zero-filled, never stored).
+    let padded = [
+        ("pad-d40", CaseSpec::new(2, 4, 2, 70, 90, 40)),
+        (
+            "pad-d96-causal-bias-dbias",
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                bias: bias(true, true),
+                dbias: true,
+                ..CaseSpec::new(2, 4, 2, 70, 90, 96)
+            },
+        ),
+        (
+            "pad-d160v96-alibi-causal",
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                alibi: true,
+                dv: 96,
+                ..CaseSpec::new(2, 4, 2, 70, 90, 160)
+            },
+        ),
+    ];
+    for (name, s) in padded {
+        add(
+            name,
+            CaseSpec {
+                layout: Layout::Bshd,
+                ..s
+            },
+        );
+    }
+    // Padding mask (per-batch lengths: full, 2/3, 1/3), with bias and dBias, bottom-right.
+    for (dqk, dv) in [(64, 64), (128, 128), (192, 128)] {
+        add(
+            &format!("d{dqk}v{dv}-padding-bias-hbcast-dbias"),
+            CaseSpec {
+                padding: Some(lens(3, 75, 66)),
+                bias: bias(true, false),
+                dbias: true,
+                dv,
+                ..CaseSpec::new(3, 2, 1, 75, 66, dqk)
+            },
+        );
+        add(
+            &format!("d{dqk}v{dv}-padding-br-causal"),
+            CaseSpec {
+                padding: Some(lens(3, 90, 40)),
+                band: BandSpec::CAUSAL_BOTTOM_RIGHT,
+                dv,
+                layout: Layout::Bshd,
+                ..CaseSpec::new(3, 2, 2, 90, 40, dqk)
+            },
+        );
+    }
+    if small {
+        return v;
+    }
+    let big = [
+        ("len1x17", CaseSpec::new(2, 2, 2, 1, 17, 64), Layout::Bhsd),
+        ("len17", CaseSpec::new(2, 2, 1, 17, 17, 128), Layout::Bshd),
+        (
+            "len1000-alibi-causal",
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                alibi: true,
+                ..CaseSpec::new(1, 6, 6, 1000, 1000, 128)
+            },
+            Layout::Bhsd,
+        ),
+        (
+            "len1000-causal",
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                ..CaseSpec::new(1, 4, 4, 1000, 1000, 128)
+            },
+            Layout::Bhsd,
+        ),
+        (
+            "len1537",
+            CaseSpec::new(1, 2, 2, 1537, 1537, 64),
+            Layout::Bshd,
+        ),
+        (
+            "len1537-causal-d192",
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                dv: 128,
+                ..CaseSpec::new(1, 2, 2, 1537, 1537, 192)
+            },
+            Layout::Bshd,
+        ),
+        (
+            "sq100-skv300-br-causal",
+            CaseSpec {
+                band: BandSpec::CAUSAL_BOTTOM_RIGHT,
+                ..CaseSpec::new(2, 4, 4, 100, 300, 64)
+            },
+            Layout::Bshd,
+        ),
+        (
+            "sq300-skv100-causal",
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                ..CaseSpec::new(2, 4, 4, 300, 100, 128)
+            },
+            Layout::Bhsd,
+        ),
+        (
+            "gqa32x8",
+            CaseSpec::new(1, 32, 8, 257, 257, 64),
+            Layout::Bshd,
+        ),
+        (
+            "gqa32x8-causal-bias",
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                bias: bias(false, true),
+                dbias: true,
+                ..CaseSpec::new(2, 32, 8, 130, 130, 128)
+            },
+            Layout::Bshd,
+        ),
+        (
+            "mqa8x1",
+            CaseSpec::new(2, 8, 1, 200, 200, 128),
+            Layout::Bhsd,
+        ),
+        (
+            "mqa8x1-band-bias-headbcast",
+            CaseSpec {
+                band: BAND,
+                bias: bias(true, false),
+                dbias: true,
+                ..CaseSpec::new(2, 8, 1, 187, 211, 64)
+            },
+            Layout::Bshd,
+        ),
+        (
+            "bias11-dbias",
+            CaseSpec {
+                bias: bias(false, false),
+                dbias: true,
+                ..CaseSpec::new(3, 2, 2, 150, 77, 64)
+            },
+            Layout::Bhsd,
+        ),
+        (
+            "bias-no-dbias",
+            CaseSpec {
+                bias: bias(true, true),
+                ..CaseSpec::new(2, 2, 2, 129, 129, 128)
+            },
+            Layout::Bshd,
+        ),
+        (
+            "window-long",
+            CaseSpec {
+                band: WINDOW,
+                ..CaseSpec::new(1, 2, 2, 1000, 1000, 64)
+            },
+            Layout::Bshd,
+        ),
+        (
+            "gqa-causal-bias-padding",
+            CaseSpec {
+                band: BandSpec::CAUSAL,
+                bias: bias(true, true),
+                dbias: true,
+                padding: Some((vec![77, 50], vec![130, 61])),
+                ..CaseSpec::new(2, 8, 2, 77, 130, 64)
+            },
+            Layout::Bshd,
+        ),
+    ];
+    for (name, s, layout) in big {
+        add(name, CaseSpec { layout, ..s });
+    }
+    v
+}
+
+/// What happened to one sweep case.
+#[derive(Debug, Clone)]
+pub enum SweepOutcome {
+    /// It ran; the report says how it compared.
+    Ran(CaseReport),
+    /// The analyzer does not approve this route for this case on this device, with these
+    /// reason codes: nothing was run (a user could not run it either).
+    NotApproved(Vec<String>),
+}
+
+/// The reason codes that keep `route` of the backward (or the forward) from being approved.
+fn refusal(report: &SupportReport, node: rime_graph::NodeId, route: Option<Route>) -> Vec<String> {
+    let mut codes: Vec<String> = report
+        .node(node)
+        .into_iter()
+        .flat_map(|n| {
+            n.rejections
+                .iter()
+                .chain(
+                    n.configs
+                        .iter()
+                        .filter(|c| c.engine == EngineKind::Sm120 && c.route == route)
+                        .flat_map(|c| c.rejections.iter()),
+                )
+                .map(|r| r.code.code().to_owned())
+        })
+        .collect();
+    codes.sort();
+    codes.dedup();
+    codes
+}
+
+fn checks(g: &CaseGraph, out: &Outputs, reference: &Outputs) -> Vec<OutputCheck> {
+    out.iter()
+        .filter_map(|(id, h)| {
+            let r = reference.iter().find(|(t, _)| t == id)?;
+            Some(relative(g.name_of(*id), &h.to_f64(), &r.1.to_f64(), 0.0))
+        })
+        .collect()
+}
+
+fn run_case(
+    dev: &Arc<CudaDevice>,
+    target: &Target,
+    case: &SweepCase,
+    seed: u64,
+    guards: bool,
+) -> Result<SweepOutcome, HarnessError> {
+    let spec = &case.spec;
+    let g = spec.graph()?;
+    let (Some(fwd), Some(bwd)) = (g.forward, g.backward) else {
+        return Err(HarnessError::Sizing {
+            tensor: "the case's nodes".to_owned(),
+        });
+    };
+    let report = analyze(&g.graph, target);
+    let Ok(fwd_plan) = report.approve_config(fwd, EngineKind::Sm120, None) else {
+        return Ok(SweepOutcome::NotApproved(refusal(&report, fwd, None)));
+    };
+    let Ok(bwd_plan) = report.approve_config(bwd, EngineKind::Sm120, Some(case.route)) else {
+        return Ok(SweepOutcome::NotApproved(refusal(
+            &report,
+            bwd,
+            Some(case.route),
+        )));
+    };
+    let fills = Fills::random(seed);
+    let inputs = node_inputs(spec, &g, fwd, &fills).ok_or(HarnessError::Sizing {
+        tensor: "the forward's inputs".to_owned(),
+    })?;
+    let forward = on_device(dev, &fwd_plan, &g, &inputs, guards, 1)?;
+    let forward_ref = on_cpu(&g, fwd, &inputs, Precision::F64)?;
+    let mut outputs = checks(&g, &forward.outputs, &forward_ref);
+    // The backward reads the GPU's O and Stats, as it would in training.
+    let mut bwd_inputs: Vec<(TensorId, HostBuffer)> =
+        node_inputs(spec, &g, bwd, &fills).ok_or(HarnessError::Sizing {
+            tensor: "the backward's inputs".to_owned(),
+        })?;
+    bwd_inputs.extend(forward.outputs.iter().cloned());
+    let repeats = if case.route.is_deterministic() { 2 } else { 1 };
+    let backward = on_device(dev, &bwd_plan, &g, &bwd_inputs, guards, repeats)?;
+    let backward_ref = on_cpu(&g, bwd, &bwd_inputs, Precision::F64)?;
+    outputs.extend(checks(&g, &backward.outputs, &backward_ref));
+    if let [first, second] = backward.hashes.as_slice() {
+        outputs.push(OutputCheck {
+            name: "repeat",
+            rel_err: 0.0,
+            bad: first.iter().zip(second).filter(|(a, b)| a != b).count(),
+        });
+    }
+    let mut kernels = forward.kernels;
+    kernels.extend(backward.kernels);
+    kernels.dedup();
+    Ok(SweepOutcome::Ran(CaseReport {
+        name: case.name.clone(),
+        tolerance: tolerance(spec.io),
+        kernels,
+        outputs,
+        error: None,
+    }))
+}
+
+/// Runs every case on `dev` for `target` (the live device's), calling `each` as each completes.
+/// With `guards`, every output and the workspace sit between guard zones that must come back
+/// unchanged.
+pub fn run(
+    dev: &Arc<CudaDevice>,
+    target: &Target,
+    cases: &[SweepCase],
+    guards: bool,
+    mut each: impl FnMut(&SweepCase, &SweepOutcome),
+) -> Vec<SweepOutcome> {
+    cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let outcome = run_case(dev, target, c, 0x5eed + i as u64, guards)
+                .unwrap_or_else(|e| SweepOutcome::Ran(CaseReport::failed(c.name.clone(), e)));
+            each(c, &outcome);
+            outcome
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a GPU run will do, known without a GPU: on the sm_120 and sm_90 targets every case
+    /// builds a valid graph, the forward and atomic and relay backward are approved for every
+    /// case, and two_kernel for every case with packed K and dQ and an exact envelope (the rest
+    /// are refused with the route's reason codes, never forced). Every kernel file is reached.
+    #[test]
+    fn the_table_reaches_every_route_the_analyzer_approves() {
+        for target in ["rtx-5090", "h200"] {
+            let target = Target::by_name(target).expect("target");
+            let mut approved = std::collections::BTreeSet::new();
+            for c in cases(false) {
+                let g = c.spec.graph().expect("graph");
+                assert!(g.graph.validate().is_ok(), "{}", c.name);
+                let report = analyze(&g.graph, &target);
+                let (fwd, bwd) = (g.forward.expect("fwd"), g.backward.expect("bwd"));
+                assert!(
+                    report.approve_config(fwd, EngineKind::Sm120, None).is_ok(),
+                    "{}: {:?}",
+                    c.name,
+                    refusal(&report, fwd, None)
+                );
+                match report.approve_config(bwd, EngineKind::Sm120, Some(c.route)) {
+                    Ok(plan) => {
+                        approved.insert((c.route, plan.config().kernel.map(|k| k.name)));
+                    }
+                    Err(_) => {
+                        let codes = refusal(&report, bwd, Some(c.route));
+                        assert_eq!(c.route, Route::TwoKernel, "{}: {codes:?}", c.name);
+                        assert!(
+                            codes.iter().all(|c| c == "RTE002" || c == "RTE003"),
+                            "{}: {codes:?}",
+                            c.name
+                        );
+                    }
+                }
+            }
+            // Every route of every backward envelope runs somewhere in the table.
+            assert_eq!(approved.len(), 3 * 3, "{approved:?}");
+        }
+    }
+
+    #[test]
+    fn small_table_is_a_prefix_with_every_envelope() {
+        let (small, full) = (cases(true), cases(false));
+        assert!(small.len() < full.len());
+        assert!(small.iter().zip(&full).all(|(a, b)| a.name == b.name));
+        for d in ["d64v64", "d128v128", "d192v128", "pad-d40"] {
+            assert!(small.iter().any(|c| c.name.starts_with(d)), "{d}");
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The kernels a plan builds are the kernels the analyzer approved: for every supported sm120
+//! configuration of every fixture graph on every GPU target, the tiled kernel builds of its
+//! plan name the approved main (or forward) kernel and dQ GEMM, with the table entry's tiles as
+//! defines — also after `ApprovedPlan::with_main_kernel` swaps in an H200-tuned entry. The
+//! plan loads exactly these builds (`Sm120Plan::new` takes them from the same `builds`).
+
+use std::path::Path;
+
+use rime_analyzer::sm120::kernels::H200_TUNED;
+use rime_analyzer::{analyze, ApprovedPlan, EngineKind, KernelConfig, Target, Verdict};
+
+use super::compile::KernelBuild;
+use super::plan::{builds, Builds};
+
+fn define(build: &KernelBuild, name: &str) -> Option<i64> {
+    build
+        .defines
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map(|&(_, v)| v)
+}
+
+/// The build is compiled from table entry `k`: its name and every tile constant.
+fn assert_built_from(build: &KernelBuild, k: &KernelConfig, what: &str) {
+    assert_eq!(build.entry, Some(k.name), "{what}: {build:?}");
+    for (name, value) in [
+        ("HEAD_DIM_QK", k.head_dim_qk),
+        ("HEAD_DIM_V", k.head_dim_v),
+        ("BLOCK_Q", k.block_q),
+        ("BLOCK_KV", k.block_kv),
+        ("WARPS", k.warps),
+        ("STAGES", k.stages),
+        ("SMEM_BYTES", k.smem_bytes),
+    ] {
+        assert_eq!(
+            define(build, name),
+            Some(i64::from(value)),
+            "{what}: {name}"
+        );
+    }
+    assert_eq!(build.threads, k.threads(), "{what}");
+    assert_eq!(build.smem_bytes, k.smem_bytes, "{what}");
+}
+
+/// Checks the builds of `approved` against its configuration; returns how many kernels.
+fn check(approved: &ApprovedPlan, what: &str) -> usize {
+    let config = approved.config();
+    let kernel = config
+        .kernel
+        .expect("an sm120 configuration names its kernel");
+    match builds(approved).expect("builds") {
+        Builds::Forward { forward } => {
+            assert_built_from(&forward, kernel, what);
+            assert!(config.dq_kernel.is_none(), "{what}");
+            1
+        }
+        Builds::Backward {
+            preprocess,
+            main,
+            convert,
+            dq_gemm,
+        } => {
+            assert_built_from(&main, kernel, what);
+            assert_eq!(preprocess.entry, Some(kernel.name), "{what}");
+            assert_eq!(
+                define(&preprocess, "RELAY_TILE"),
+                Some(i64::from(kernel.block_q))
+            );
+            assert_eq!(convert.entry, None, "{what}");
+            match (dq_gemm, config.dq_kernel) {
+                (Some(b), Some(k)) => assert_built_from(&b, k, what),
+                (None, None) => {}
+                (b, k) => panic!("{what}: dQ GEMM built {b:?}, approved {k:?}"),
+            }
+            2
+        }
+    }
+}
+
+fn fixtures() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut files = Vec::new();
+    for dir in ["valid", "unsupported"] {
+        let mut these: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("fixture dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        these.sort();
+        files.extend(these);
+    }
+    files
+}
+
+#[test]
+fn plans_build_the_approved_kernels() {
+    let targets: Vec<Target> = Target::all().into_iter().filter(Target::is_gpu).collect();
+    let (mut plans, mut swapped) = (0, 0);
+    for file in fixtures() {
+        let Ok(graph) = rime_graph::json::load_file(&file) else {
+            continue;
+        };
+        for target in &targets {
+            let report = analyze(&graph, target);
+            for node in &report.nodes {
+                for c in node
+                    .configs
+                    .iter()
+                    .filter(|c| c.engine == EngineKind::Sm120 && c.verdict == Verdict::Supported)
+                {
+                    let what = format!("{} {} {:?}", file.display(), target.name, c.route);
+                    let approved = report
+                        .approve_config(node.node, EngineKind::Sm120, c.route)
+                        .expect("a supported configuration is approved");
+                    check(&approved, &what);
+                    plans += 1;
+                    for tuned in H200_TUNED {
+                        if let Some(plan) = approved.with_main_kernel(tuned) {
+                            assert_eq!(plan.config().kernel.map(|k| k.name), Some(tuned.name));
+                            check(&plan, &format!("{what} with {}", tuned.name));
+                            swapped += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Not vacuous: the corpus reaches many sm120 plans, and the tuned swap on the H200.
+    assert!(plans > 100, "{plans} plans checked");
+    assert!(swapped > 0, "no H200-tuned swap checked");
+}
