@@ -6,7 +6,9 @@ use super::dtype::CudnnType;
 use super::lowering::{self, transposed_ports};
 use super::names::unique_names;
 use super::ports::Ports;
-use super::wire::{self, Document, Implementation, JsonVersion, Tag, TensorTable, NO_REORDERING};
+use super::wire::{
+    self, Document, Implementation, JsonVersion, Tag, TensorTable, HALF_MMA, NO_REORDERING,
+};
 use crate::json::convert::Resolver;
 use crate::json::error::LoadError;
 use crate::json::locate::JsonPath;
@@ -251,10 +253,10 @@ fn check_node(
             "Stats in base 2 (`stats_use_log2`)",
         ));
     }
-    if let Some(m) = &n.mma_core_mode {
+    if let Some(m) = n.mma_core_mode.as_deref().filter(|m| *m != HALF_MMA) {
         return Err(not_modelled(
             "mma_core_mode",
-            &format!("a matmul precision of its own (`mma_core_mode` {m})"),
+            &format!("a matmul precision other than {HALF_MMA} (`mma_core_mode` {m})"),
         ));
     }
     if n.max_seq_len_kv.is_some() {

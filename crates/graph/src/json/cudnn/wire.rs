@@ -186,6 +186,11 @@ pub(super) struct Tensor {
 /// `reordering_type` of a tensor stored as its dims and strides say (the only one rime models).
 pub(super) const NO_REORDERING: &str = "NONE";
 
+/// `mma_core_mode` of the FP16 / BF16 SDPA forward (the only one rime models): what
+/// `Graph::sdpa` sets when the user sets none, and what every forward node of the frontend
+/// 1.32 dumps says. The FP8 modes (`FP8_E4M3`, `FP8_E5M2`) select the FP8 lowering.
+pub(super) const HALF_MMA: &str = "HALF";
+
 /// The frontend's pass-by-value variant `{"index": i, "value": v}`: i is the alternative of
 /// `variant<int64, int32, half, float, double, bfloat16>`; floats are hex strings.
 #[derive(Deserialize)]
@@ -307,7 +312,9 @@ pub(super) struct Node {
     /// SDPA only: the key length of a paged cache.
     #[serde(default)]
     pub(super) max_seq_len_kv: Option<i64>,
-    /// SDPA only: FP8 / half matmul precision, a `DataType_t` name.
+    /// SDPA only: the matmuls' input precision, a `DataType_t` name: [`HALF_MMA`] (the
+    /// FP16 / BF16 attention rime models), or an FP8 type. `null` (NOT_SET) in dumps of
+    /// frontends that did not set it.
     #[serde(default)]
     pub(super) mma_core_mode: Option<String>,
     /// SDPA only: FP8 amax rescaling threshold (from an environment variable; FP8 only).

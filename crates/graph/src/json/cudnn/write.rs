@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::dtype::CudnnType;
 use super::hex::{hex_f32, HexF32};
-use super::wire::{pass_by_value_index, JsonVersion, NO_REORDERING};
+use super::wire::{pass_by_value_index, JsonVersion, HALF_MMA, NO_REORDERING};
 use crate::json::pretty;
 use crate::{Graph, Node, OpKind, Port, Scalar, SdpaShape, TensorId};
 
@@ -102,7 +102,9 @@ struct BackwardOut<'a> {
 }
 
 /// `SDPA_attributes`, the tag and the keys the forward node adds (all at their defaults:
-/// the composite lowering, no FP8, natural-log Stats).
+/// the composite lowering, FP16 / BF16 matmuls, natural-log Stats). `mma_core_mode` must be
+/// written: the composite lowering of a deserialized node without it builds no S x V matmul
+/// (frontend 1.32 source, `CompositeSDPANode::expand_node`).
 #[derive(Serialize)]
 struct ForwardOut<'a> {
     alibi_mask: bool,
@@ -118,7 +120,7 @@ struct ForwardOut<'a> {
     max_seq_len_kv: Option<i64>,
     max_total_seq_len_kv: Option<i64>,
     max_total_seq_len_q: Option<i64>,
-    mma_core_mode: Option<CudnnType>,
+    mma_core_mode: &'static str,
     name: &'a str,
     outputs: PortsOut,
     padding_mask: bool,
@@ -262,7 +264,7 @@ fn node<'a>(graph: &Graph, n: &'a Node, inputs: PortsOut, outputs: PortsOut) -> 
             max_seq_len_kv: None,
             max_total_seq_len_kv: o.max_total_seq_len_kv,
             max_total_seq_len_q: o.max_total_seq_len_q,
-            mma_core_mode: None,
+            mma_core_mode: HALF_MMA,
             name: &n.name,
             outputs,
             padding_mask: o.padding_mask,
