@@ -7,8 +7,9 @@
 //!   (`tests/fixtures/cudnn/generate_dumps.py` on a GPU machine; `real/cases/<case>.json` says
 //!   how each was made). Every file dropped there is loaded and snapshotted, no code needed.
 //! - `tests/fixtures/cudnn/derived/*.json`: SOURCE-DERIVED graph JSON 2.0 dumps, written from
-//!   what the frontend 1.32 headers say its serializer emits, not by the frontend. To be
-//!   replaced by real dumps.
+//!   what the frontend 1.32 headers say its serializer emits (and, where a real dump shows it,
+//!   in the form the real ones have), not by the frontend: only those that show what no real
+//!   dump does (`derived/README.md` says what each covers).
 //! - `tests/fixtures/cudnn/sdpa_bwd_frontend_dropout_bias.json`: a graph JSON 1.0 dump in the
 //!   frontend 1.23 style (hand-made from that version's source).
 //! - `tests/fixtures/cudnn/rejections.json`: edits of those files that must be refused.
@@ -48,7 +49,7 @@ fn provenance(path: &Path) -> String {
         .map(|d| d.file_name().unwrap_or_default().to_string_lossy());
     match dir.as_deref() {
         Some("derived") => "SOURCE-DERIVED: written from the cuDNN frontend 1.32 headers, not by \
-                            the frontend; to be replaced by real dumps\n"
+                            the frontend; kept until a real dump shows what it does\n"
             .to_owned(),
         _ => {
             let case = path
@@ -177,7 +178,7 @@ fn stages_of_one_case_read_as_the_same_graph() {
             }
         }
     }
-    assert!(compared >= 4, "only {compared} stage pairs compared");
+    assert!(compared >= 2, "only {compared} stage pairs compared");
 }
 
 /// A dump read, written in the frontend's format and read again gives the same graph: exactly
@@ -208,14 +209,17 @@ fn converting_a_dump_and_back_is_a_fixed_point() {
     }
 }
 
-/// What the writer produces, for review: the source-derived dumps written back.
+/// What the writer produces, for review: every dump of the corpus written back (real and
+/// source-derived dumps have distinct file names, so their snapshots do not collide).
 #[test]
 fn written_dumps() {
-    insta::glob!("fixtures/cudnn/derived/*.json", |path| {
-        let (_, graph) = read(path);
-        let graph = graph.unwrap_or_else(|e| panic!("{e}"));
-        insta::assert_snapshot!(json::cudnn::to_string(&graph));
-    });
+    for pattern in ["fixtures/cudnn/real/*.json", "fixtures/cudnn/derived/*.json"] {
+        insta::glob!(pattern, |path| {
+            let (_, graph) = read(path);
+            let graph = graph.unwrap_or_else(|e| panic!("{e}"));
+            insta::assert_snapshot!(json::cudnn::to_string(&graph));
+        });
+    }
 }
 
 #[test]
@@ -346,8 +350,7 @@ fn rime_graphs_written_for_cudnn_read_back_the_same() {
 /// panics.
 #[test]
 fn reading_damaged_dumps_never_panics() {
-    let path =
-        support::root().join("tests/fixtures/cudnn/derived/bwd_dropout.build_operation_graph.json");
+    let path = support::root().join("tests/fixtures/cudnn/real/bwd_dropout.build_plans.json");
     let base = std::fs::read_to_string(&path).expect("fixture");
     let mut inputs: Vec<String> = (0..base.len())
         .filter(|&c| base.is_char_boundary(c))
