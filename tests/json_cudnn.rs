@@ -26,21 +26,11 @@ use std::path::{Path, PathBuf};
 
 use rime::analyzer::{analyze, render_report, Target};
 use rime::graph::{json, DataType, Graph, Port, Scalar, SdpaShape};
+use support::cudnn::{case_of, read};
+use support::math::math_of;
 
 const TARGETS: [&str; 2] = ["rtx-5090", "h200"];
 const V1_FIXTURE: &str = "tests/fixtures/cudnn/sdpa_bwd_frontend_dropout_bias.json";
-
-fn read(path: &Path) -> (String, Result<Graph, json::LoadError>) {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let graph = json::cudnn::from_str(&text, &support::relative(path));
-    (text, graph)
-}
-
-/// The case a dump belongs to: its file name up to the first dot.
-fn case_of(path: &Path) -> String {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    name.split('.').next().unwrap_or_default().to_owned()
-}
 
 /// Where a dump comes from and, for a real one, how it was made (its `cases/<case>.json`).
 fn provenance(path: &Path) -> String {
@@ -125,31 +115,6 @@ fn every_dump_loads() {
         .filter_map(|p| read(p).1.err().map(|e| e.to_string()))
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// The graph as far as the math goes: canonical text with every tensor's effective data type,
-/// tensors by name, uids left out.
-fn math_of(graph: &Graph) -> serde_json::Value {
-    let mut g = graph.clone();
-    let ids: Vec<_> = g.tensor_ids().collect();
-    for id in ids {
-        let effective = g.data_type(id);
-        if let Some(t) = g.get_mut(id) {
-            t.data_type = effective;
-        }
-    }
-    let mut doc = json::to_value(&g);
-    if let Some(tensors) = doc["tensors"].as_object_mut() {
-        let mut sorted: BTreeMap<String, serde_json::Value> = BTreeMap::new();
-        for (name, mut t) in std::mem::take(tensors) {
-            if let Some(t) = t.as_object_mut() {
-                t.remove("uid");
-            }
-            sorted.insert(name, t);
-        }
-        *tensors = sorted.into_iter().collect();
-    }
-    doc
 }
 
 /// Dumps of one case taken at different stages read as the same graph.
