@@ -158,21 +158,22 @@ fn run_on_cpu(graph: &Graph, name: &str) -> BTreeMap<String, Vec<u64>> {
         let plan = CpuEngine
             .build_plan(&approved)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let tensors = plan.tensors().clone();
+        let tensors = plan.tensors();
+        let buffered = |ids: &[TensorId]| -> Vec<TensorId> {
+            ids.iter()
+                .copied()
+                .filter(|id| !tensors.virtuals.contains(id))
+                .collect()
+        };
         let mut pack = VariantPack::new();
-        for &id in tensors.inputs.iter().filter(|id| !tensors.virtuals.contains(id)) {
+        for id in buffered(&tensors.inputs) {
             let buffer = written
                 .get(&id)
                 .cloned()
                 .unwrap_or_else(|| seeded(graph, id));
             pack.insert(id, Box::new(buffer));
         }
-        let outputs: Vec<TensorId> = tensors
-            .outputs
-            .iter()
-            .copied()
-            .filter(|id| !tensors.virtuals.contains(id))
-            .collect();
+        let outputs = buffered(&tensors.outputs);
         for &id in &outputs {
             let len = graph
                 .get(id)
@@ -273,4 +274,3 @@ fn real_dumps_and_their_native_twins_compute_the_same_on_the_cpu() {
         refused.len()
     );
 }
-

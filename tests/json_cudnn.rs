@@ -178,7 +178,10 @@ fn converting_a_dump_and_back_is_a_fixed_point() {
 /// source-derived dumps have distinct file names, so their snapshots do not collide).
 #[test]
 fn written_dumps() {
-    for pattern in ["fixtures/cudnn/real/*.json", "fixtures/cudnn/derived/*.json"] {
+    for pattern in [
+        "fixtures/cudnn/real/*.json",
+        "fixtures/cudnn/derived/*.json",
+    ] {
         insta::glob!(pattern, |path| {
             let (_, graph) = read(path);
             let graph = graph.unwrap_or_else(|e| panic!("{e}"));
