@@ -2,6 +2,9 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod cudnn;
+pub mod math;
+
 use std::path::{Path, PathBuf};
 
 use rime::graph::{json, Graph};

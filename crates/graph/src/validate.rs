@@ -74,6 +74,13 @@ impl SdpaShape {
         })
     }
 
+    /// The score scale of a node that sets none: 1/sqrt(Dqk) (`None` for a Dqk outside
+    /// 1..=65535, which no engine runs).
+    pub fn default_attn_scale(&self) -> Option<f32> {
+        let d = u16::try_from(self.dqk).ok().filter(|d| *d > 0)?;
+        Some(1.0 / f32::from(d).sqrt())
+    }
+
     /// (B, Hq, Sq, Skv): the shape of the score matrix.
     pub fn scores_dims(&self) -> Vec<i64> {
         vec![self.b, self.hq, self.sq, self.skv]

@@ -3,7 +3,7 @@
 //! or key at fault.
 
 use super::error::Location;
-use super::locate::{locate, JsonPath};
+use super::locate::{locate_nearest, JsonPath};
 use crate::{Graph, GraphError, Port};
 
 /// `file:line:column: at `path`: error` for a structural error of a graph loaded from `text`.
@@ -17,14 +17,7 @@ pub fn describe(text: &str, file: &str, graph: &Graph, error: &GraphError) -> St
 
 /// The JSON path the error is about and where the nearest existing part of it is in `text`.
 fn place(text: &str, graph: &Graph, error: &GraphError) -> Option<(JsonPath, Location)> {
-    let mut path = path_of(graph, error)?;
-    // Walk up until the text has the key (e.g. `data_type` may be absent: point at the tensor).
-    loop {
-        if let Some(at) = locate(text, &path) {
-            return Some((path, at));
-        }
-        path.0.pop()?;
-    }
+    locate_nearest(text, &path_of(graph, error)?)
 }
 
 fn tensor(name: &str) -> JsonPath {

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::locate::{locate_nearest, JsonPath};
+
 /// A place in a JSON document: 1-based line and column (in bytes, as serde_json counts them);
 /// 0 when unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -111,6 +113,25 @@ impl LoadError {
             | LoadError::UnknownTensorName { at, .. }
             | LoadError::UnknownUid { at, .. }
             | LoadError::AmbiguousUid { at, .. } => Some(*at).filter(|a| a.line > 0),
+        }
+    }
+}
+
+impl LoadError {
+    /// A [`LoadError::Format`] about the value at `path` in `text`, placed where that value is
+    /// (or at the nearest enclosing value the text has).
+    pub(crate) fn format_at(
+        text: &str,
+        file: &str,
+        path: &JsonPath,
+        message: impl Into<String>,
+    ) -> LoadError {
+        let at = locate_nearest(text, path).map_or_else(Location::default, |(_, at)| at);
+        LoadError::Format {
+            file: file.to_owned(),
+            at,
+            path: path.to_string(),
+            message: message.into(),
         }
     }
 }

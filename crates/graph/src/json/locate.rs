@@ -252,6 +252,18 @@ pub(crate) fn locate(text: &str, path: &JsonPath) -> Option<Location> {
     Some(location_of(text, span.start))
 }
 
+/// The nearest value on `path` that the text has: `path` itself, else its closest ancestor
+/// (e.g. the tensor, when its `data_type` key is absent), with where that value starts.
+pub(crate) fn locate_nearest(text: &str, path: &JsonPath) -> Option<(JsonPath, Location)> {
+    let mut path = path.clone();
+    loop {
+        if let Some(at) = locate(text, &path) {
+            return Some((path, at));
+        }
+        path.0.pop()?;
+    }
+}
+
 /// The path of the innermost value (or object key) at a serde_json error position.
 pub(crate) fn path_at(text: &str, at: Location) -> JsonPath {
     let mut offset = offset_of(text, at);

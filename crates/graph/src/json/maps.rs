@@ -35,19 +35,31 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for NamedMap<T> {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object of tensors keyed by name")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
-                let mut entries: Vec<(String, T)> = Vec::new();
-                while let Some(key) = access.next_key::<String>()? {
-                    if entries.iter().any(|(k, _)| *k == key) {
-                        return Err(de::Error::custom(format!("duplicate key `{key}`")));
-                    }
-                    let value = access.next_value()?;
-                    entries.push((key, value));
-                }
-                Ok(NamedMap(entries))
+            fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<Self::Value, A::Error> {
+                NamedMap::read(access)
             }
         }
         deserializer.deserialize_map(V(PhantomData))
+    }
+}
+
+impl<T> NamedMap<T> {
+    /// Reads the entries of an object in order, rejecting a key given twice: the body of
+    /// every visitor that reads such an object (this type's, and those of types that accept
+    /// an object or something else).
+    pub(crate) fn read<'de, A: MapAccess<'de>>(mut access: A) -> Result<Self, A::Error>
+    where
+        T: Deserialize<'de>,
+    {
+        let mut entries: Vec<(String, T)> = Vec::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if entries.iter().any(|(k, _)| *k == key) {
+                return Err(de::Error::custom(format!("duplicate key `{key}`")));
+            }
+            let value = access.next_value()?;
+            entries.push((key, value));
+        }
+        Ok(NamedMap(entries))
     }
 }
 
