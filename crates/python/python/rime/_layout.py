@@ -1,0 +1,64 @@
+"""New tensors and arrays for rime's outputs: dense, in the framework and on the device of the
+tensor they follow, with its order of dims in memory (so a BSHD ``q`` gets a BSHD ``dq``).
+
+The same functions allocate the real outputs and, under ``torch.compile``, the fake ones, so
+both have the same strides.
+"""
+
+import sys
+
+
+def is_torch(x):
+    """True for a ``torch.Tensor`` (without importing torch)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _strides(x):
+    if is_torch(x):
+        return tuple(x.stride())
+    return tuple(s // x.itemsize for s in x.strides)
+
+
+def memory_order(x):
+    """The dims of ``x`` from outermost to innermost in memory (ties in index order)."""
+    strides = _strides(x)
+    return sorted(range(len(strides)), key=lambda i: (-strides[i], i))
+
+
+def new_like(x, shape, dtype=None):
+    """A new dense tensor (or array) of ``shape`` laid out in ``x``'s dim order, with ``x``'s
+    framework, device and (unless given) dtype."""
+    order = memory_order(x)
+    inverse = [order.index(i) for i in range(len(order))]
+    physical = [shape[i] for i in order]
+    if is_torch(x):
+        import torch
+
+        t = torch.empty(physical, dtype=dtype or x.dtype, device=x.device)
+        return t.permute(inverse)
+    import numpy
+
+    return numpy.empty(physical, dtype=dtype or x.dtype).transpose(inverse)
+
+
+def new_packed(x, shape, dtype):
+    """A new row-major tensor (or array) of ``shape`` and ``dtype`` on ``x``'s device."""
+    if is_torch(x):
+        import torch
+
+        return torch.empty(shape, dtype=dtype, device=x.device)
+    import numpy
+
+    return numpy.empty(shape, dtype=dtype)
+
+
+def float32(x):
+    """The float32 dtype of ``x``'s framework."""
+    if is_torch(x):
+        import torch
+
+        return torch.float32
+    import numpy
+
+    return numpy.float32
