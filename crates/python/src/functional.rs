@@ -69,8 +69,8 @@ fn lock() -> std::sync::MutexGuard<'static, PlanCache<Key, Prepared>> {
 }
 
 /// The attention scale as the graph's f32, refusing what f32 cannot hold.
-fn scale_f32(py: Python<'_>, scale: Option<f64>) -> PyResult<Option<f32>> {
-    let _ = py;
+pub fn scale_f32(scale: Option<f64>) -> PyResult<Option<f32>> {
+
     match scale {
         None => Ok(None),
         Some(s) if s.is_finite() && s.abs() <= f64::from(f32::MAX) => {
@@ -289,7 +289,7 @@ pub fn sdpa_call(
     check_args(py, backward, &args, n_out)?;
     let options = Options {
         backward,
-        scale: scale_f32(py, scale)?.map(f32::to_bits),
+        scale: scale_f32(scale)?.map(f32::to_bits),
         left_bound,
         right_bound,
         bottom_right,

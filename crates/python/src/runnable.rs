@@ -23,6 +23,7 @@ use crate::host_copy::HostCopy;
 
 /// The engine plan of one node.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per cached plan: the size difference costs nothing
 pub enum Runnable {
     /// The CPU reference engine (f32 arithmetic on the graph's io types).
     Cpu(CpuPlan),

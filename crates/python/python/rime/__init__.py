@@ -15,7 +15,7 @@ import sys as _sys
 
 from . import _native
 from ._errors import EngineError, GraphError, RimeError, TensorError, UnsupportedGraph
-from ._native import Reason, explain
+from ._native import Candidate, Graph, Reason, Report, Tensor, explain
 from .functional import (
     Gradients,
     plan_cache_clear,
