@@ -259,62 +259,119 @@ fn prepare(py: Python<'_>, key: &Key, args: &[TensorArg], outputs: usize) -> PyR
     })
 }
 
+impl Options {
+    /// The options of a call from its keyword arguments (`scale`, `left_bound`,
+    /// `right_bound`, `bottom_right`, `alibi`, `deterministic`; absent ones take their
+    /// defaults).
+    fn from_kwargs(backward: bool, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut o = Options {
+            backward,
+            scale: None,
+            left_bound: None,
+            right_bound: None,
+            bottom_right: false,
+            alibi: false,
+            deterministic: false,
+        };
+        let Some(kwargs) = kwargs else {
+            return Ok(o);
+        };
+        for (key, value) in kwargs.iter() {
+            let key: String = key.extract()?;
+            match key.as_str() {
+                "scale" => o.scale = scale_f32(value.extract()?)?.map(f32::to_bits),
+                "left_bound" => o.left_bound = value.extract()?,
+                "right_bound" => o.right_bound = value.extract()?,
+                "bottom_right" => o.bottom_right = value.extract()?,
+                "alibi" => o.alibi = value.extract()?,
+                "deterministic" => o.deterministic = backward && value.extract::<bool>()?,
+                other => {
+                    return Err(PyValueError::new_err(format!("{other}: not an option")));
+                }
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// A call ready to run: its tensors, read and checked, and its (cached) plan.
+#[derive(Debug)]
+pub struct Call {
+    args: Vec<TensorArg>,
+    prepared: Arc<Prepared>,
+}
+
+impl Call {
+    /// Reads the tensors of a call and finds (or builds) its plan.
+    ///
+    /// # Errors
+    /// `TensorError`, `UnsupportedGraph`, `EngineError` as the functional API documents.
+    pub fn new(
+        py: Python<'_>,
+        backward: bool,
+        inputs: &[(String, Bound<'_, PyAny>)],
+        outputs: &[(String, Bound<'_, PyAny>)],
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let n_out = outputs.len();
+        let args = inputs
+            .iter()
+            .chain(outputs)
+            .map(|(name, obj)| TensorArg::extract(py, name, obj))
+            .collect::<PyResult<Vec<_>>>()?;
+        check_args(py, backward, &args, n_out)?;
+        let key = Key {
+            options: Options::from_kwargs(backward, kwargs)?,
+            place: args[0].place,
+            tensors: args
+                .iter()
+                .map(|a| (a.name.clone(), a.data_type, a.dims.clone(), a.strides.clone()))
+                .collect(),
+        };
+        let cached = lock().get(&key);
+        let prepared = match cached {
+            Some(p) => p,
+            None => {
+                let built = Arc::new(prepare(py, &key, &args, n_out)?);
+                lock().insert(key, built)
+            }
+        };
+        Ok(Call { args, prepared })
+    }
+
+    /// The plan.
+    pub fn runnable(&self) -> &Runnable {
+        &self.prepared.runnable
+    }
+
+    /// The graph the plan was approved for.
+    pub fn graph(&self) -> &Graph {
+        &self.prepared.graph
+    }
+
+    /// Each tensor with the graph tensor it is bound to.
+    pub fn bound(&self) -> Vec<(TensorId, &TensorArg)> {
+        self.prepared.ids.iter().copied().zip(self.args.iter()).collect()
+    }
+}
+
 /// Runs one SDPA forward (`backward=False`) or backward node on `inputs` and writes
-/// `outputs`, both lists of (argument name, tensor or array).
+/// `outputs`, both lists of (argument name, tensor or array); the options are keywords
+/// (`scale`, `left_bound`, `right_bound`, `bottom_right`, `alibi`, `deterministic`).
 ///
 /// The plan is built on the first call with these options, types, dims, strides and device,
 /// and reused after. Not a public API: `rime.sdpa` and `rime.sdpa_backward` call it.
 #[pyfunction]
-#[pyo3(signature = (backward, inputs, outputs, *, scale=None, left_bound=None, right_bound=None,
-                    bottom_right=false, alibi=false, deterministic=false))]
-#[allow(clippy::too_many_arguments)] // the keyword options of the Python functions
+#[pyo3(signature = (backward, inputs, outputs, **options))]
 pub fn sdpa_call(
     py: Python<'_>,
     backward: bool,
     inputs: Vec<(String, Bound<'_, PyAny>)>,
     outputs: Vec<(String, Bound<'_, PyAny>)>,
-    scale: Option<f64>,
-    left_bound: Option<i64>,
-    right_bound: Option<i64>,
-    bottom_right: bool,
-    alibi: bool,
-    deterministic: bool,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
-    let n_out = outputs.len();
-    let args = inputs
-        .iter()
-        .chain(&outputs)
-        .map(|(name, obj)| TensorArg::extract(py, name, obj))
-        .collect::<PyResult<Vec<_>>>()?;
-    check_args(py, backward, &args, n_out)?;
-    let options = Options {
-        backward,
-        scale: scale_f32(scale)?.map(f32::to_bits),
-        left_bound,
-        right_bound,
-        bottom_right,
-        alibi,
-        deterministic: backward && deterministic,
-    };
-    let key = Key {
-        options,
-        place: args[0].place,
-        tensors: args
-            .iter()
-            .map(|a| (a.name.clone(), a.data_type, a.dims.clone(), a.strides.clone()))
-            .collect(),
-    };
-    let cached = lock().get(&key);
-    let prepared = match cached {
-        Some(p) => p,
-        None => {
-            let built = Arc::new(prepare(py, &key, &args, n_out)?);
-            lock().insert(key, built)
-        }
-    };
-    let bound: Vec<(TensorId, &TensorArg)> =
-        prepared.ids.iter().copied().zip(args.iter()).collect();
-    prepared.runnable.run(py, &prepared.graph, &bound, None)
+    let call = Call::new(py, backward, &inputs, &outputs, options)?;
+    call.runnable().run(py, call.graph(), &call.bound(), None)
 }
 
 /// `rime.plan_cache_info()`: entries, capacity, hits and misses of the functional API's

@@ -10,6 +10,7 @@
 
 mod array;
 mod attrs;
+mod bench;
 mod cache;
 mod device;
 mod dtype;
@@ -36,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functional::plan_cache_info, m)?)?;
     m.add_function(wrap_pyfunction!(functional::plan_cache_clear, m)?)?;
     m.add_function(wrap_pyfunction!(functional::set_plan_cache_capacity, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::time_engine_calls, m)?)?;
     m.add_function(wrap_pyfunction!(status::cuda_status, m)?)?;
     m.add_function(wrap_pyfunction!(status::nvrtc_present, m)?)?;
     graph::register(m)?;

@@ -97,6 +97,24 @@ impl Runnable {
         bound: &[Bound<'_>],
         workspace: Option<&WorkspaceArg>,
     ) -> PyResult<()> {
+        let mut staged = self.stage(py, graph, bound, workspace)?;
+        self.launch(py, &mut staged)?;
+        self.finish(py, &staged, bound)
+    }
+
+    /// Everything an execution needs, checked and wrapped: the variant pack over the tensors
+    /// (CPU: copies; CUDA: the tensors' memory), the workspace and, on CUDA, the device on
+    /// PyTorch's current stream.
+    ///
+    /// # Errors
+    /// As [`Self::run`].
+    pub fn stage(
+        &self,
+        py: Python<'_>,
+        graph: &Graph,
+        bound: &[Bound<'_>],
+        workspace: Option<&WorkspaceArg>,
+    ) -> PyResult<Staged> {
         let place = self.place();
         if let Some((_, wrong)) = bound.iter().find(|(_, a)| a.place != place) {
             return Err(tensor_error(
@@ -113,38 +131,101 @@ impl Runnable {
             return Err(tensor_error(py, &ro.name, "is an output but read-only"));
         }
         match self {
-            Runnable::Cpu(plan) => run_cpu(py, plan, graph, bound),
+            Runnable::Cpu(plan) => stage_cpu(py, plan, graph, bound),
             Runnable::Sm120 {
                 plan,
                 device,
                 ordinal,
-            } => run_sm120(py, plan, device, *ordinal, bound, workspace),
+            } => stage_sm120(py, plan, device, *ordinal, bound, workspace),
+        }
+    }
+
+    /// Executes a staged run: the CPU engine computes (the GIL released); the sm120 engine
+    /// checks the pack again and enqueues its kernels.
+    ///
+    /// # Errors
+    /// The engine's refusals and failures.
+    pub fn launch(&self, py: Python<'_>, staged: &mut Staged) -> PyResult<()> {
+        let Staged {
+            pack,
+            workspace,
+            stream,
+        } = staged;
+        match (self, stream) {
+            (Runnable::Cpu(plan), _) => py
+                .detach(|| plan.execute(pack, workspace))
+                .map_err(|e| engine_error(py, &e)),
+            (Runnable::Sm120 { plan, .. }, Some(on_stream)) => plan
+                .enqueue_on(on_stream, pack, workspace)
+                .map_err(|e| engine_error(py, &e)),
+            (Runnable::Sm120 { .. }, None) => Err(engine_failure(py, "staged without a stream")),
+        }
+    }
+
+    /// After [`Self::launch`]: the CPU engine's outputs written back into the arrays of
+    /// `bound` (the sm120 engine wrote them in place).
+    ///
+    /// # Errors
+    /// `TensorError` for an array that cannot take them.
+    pub fn finish(&self, py: Python<'_>, staged: &Staged, bound: &[Bound<'_>]) -> PyResult<()> {
+        if let Runnable::Sm120 { .. } = self {
+            return Ok(());
+        }
+        let outputs = &self.plan().tensors().outputs;
+        for (id, arg) in bound.iter().filter(|(id, _)| outputs.contains(id)) {
+            let copy = staged
+                .pack
+                .get(&TensorKey::Id(*id))
+                .and_then(|b| b.as_any().downcast_ref::<HostCopy>())
+                .ok_or_else(|| engine_failure(py, format!("output '{}' lost its buffer", arg.name)))?;
+            copy.write_back(py, arg)?;
+        }
+        Ok(())
+    }
+}
+
+/// A checked, wrapped execution (see [`Runnable::stage`]).
+#[derive(Debug)]
+pub struct Staged {
+    pack: VariantPack,
+    workspace: Workspace,
+    /// The device on PyTorch's current stream (sm120 only).
+    stream: Option<CudaDevice>,
+}
+
+impl Staged {
+    /// Waits for the staged stream (nothing to wait for on the CPU).
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
+        match &self.stream {
+            Some(dev) => dev.synchronize().map_err(|e| engine_failure(py, e)),
+            None => Ok(()),
         }
     }
 }
 
-fn run_cpu(py: Python<'_>, plan: &CpuPlan, graph: &Graph, bound: &[Bound<'_>]) -> PyResult<()> {
+fn stage_cpu(
+    py: Python<'_>,
+    plan: &CpuPlan,
+    graph: &Graph,
+    bound: &[Bound<'_>],
+) -> PyResult<Staged> {
     let mut pack = VariantPack::new();
     for (id, arg) in bound {
         pack.insert(*id, Box::new(HostCopy::of(py, arg)?));
     }
-    let outputs = &plan.tensors().outputs;
     let binding = plan.check(&pack).map_err(|e| engine_error(py, &e))?;
     // The copies carry the arrays' own address ranges: an output sharing memory with another
     // array is refused here, as the sm120 engine refuses it.
-    pack.check_overlaps(graph, &binding, outputs)
+    pack.check_overlaps(graph, &binding, &plan.tensors().outputs)
         .map_err(|e| engine_error(py, &e))?;
-    let mut workspace = Workspace::host(plan.workspace_size());
-    py.detach(|| plan.execute(&mut pack, &mut workspace))
-        .map_err(|e| engine_error(py, &e))?;
-    for (id, arg) in bound.iter().filter(|(id, _)| outputs.contains(id)) {
-        let copy = pack
-            .get(&TensorKey::Id(*id))
-            .and_then(|b| b.as_any().downcast_ref::<HostCopy>())
-            .ok_or_else(|| engine_failure(py, format!("output '{}' lost its buffer", arg.name)))?;
-        copy.write_back(py, arg)?;
-    }
-    Ok(())
+    Ok(Staged {
+        pack,
+        workspace: Workspace::host(plan.workspace_size()),
+        stream: None,
+    })
 }
 
 /// Keeps a Python object (a tensor) alive as long as rime's handles to its memory.
@@ -152,31 +233,32 @@ fn keep_alive(py: Python<'_>, object: &Py<PyAny>) -> Option<Arc<dyn Any + Send +
     Some(Arc::new(object.clone_ref(py)))
 }
 
-fn run_sm120(
+fn stage_sm120(
     py: Python<'_>,
     plan: &Sm120EnginePlan,
     device: &CudaDevice,
     ordinal: usize,
     bound: &[Bound<'_>],
     workspace: Option<&WorkspaceArg>,
-) -> PyResult<()> {
+) -> PyResult<Staged> {
     let mut pack = VariantPack::new();
     for (id, arg) in bound {
-        // SAFETY: `arg` is a CUDA tensor of device `ordinal` (checked by the caller against
-        // the plan's place), allocated by PyTorch in that device's primary context — the one
+        // SAFETY: `arg` is a CUDA tensor of device `ordinal` (checked by `stage` against the
+        // plan's place), allocated by PyTorch in that device's primary context — the one
         // rime's device retains — and its elements lie in `ptr .. ptr + bytes`. The tensor is
         // kept alive with the handle; once the call returns, PyTorch's caching allocator only
         // reuses its memory in the order of the stream the kernels are enqueued on (its
         // current stream), as for any PyTorch operation.
-        let memory =
-            unsafe { DeviceMemory::from_raw(ordinal, arg.ptr, arg.bytes(), keep_alive(py, &arg.object)) };
+        let memory = unsafe {
+            DeviceMemory::from_raw(ordinal, arg.ptr, arg.bytes(), keep_alive(py, &arg.object))
+        };
         let buffer = DeviceBuffer::new(arg.data_type, arg.span, memory)
             .map_err(|e| tensor_error(py, &arg.name, e))?;
         pack.insert(*id, Box::new(buffer));
     }
     let needed = plan.workspace_size();
     let allocated;
-    let mut ws = if needed == 0 {
+    let workspace = if needed == 0 {
         Workspace::host(0)
     } else {
         let given = match workspace {
@@ -203,10 +285,13 @@ fn run_sm120(
     let stream = hooks::cuda_stream(py, ordinal)?;
     // SAFETY: `stream` is PyTorch's current stream of `cuda:ordinal` (or its null default
     // stream): a stream of the device's primary context (the driver confirms it) that PyTorch
-    // never destroys (its streams come from pools kept for the process). The view is dropped
-    // before this function returns.
+    // never destroys (its streams come from pools kept for the process). The view lives in
+    // the staged run, which the caller drops before returning to Python.
     let on_stream = unsafe { device.on_raw_stream(stream as CUstream) }
         .map_err(|e| engine_failure(py, e))?;
-    plan.enqueue_on(&on_stream, &mut pack, &mut ws)
-        .map_err(|e| engine_error(py, &e))
+    Ok(Staged {
+        pack,
+        workspace,
+        stream: Some(on_stream),
+    })
 }
