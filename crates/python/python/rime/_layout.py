@@ -27,18 +27,26 @@ def memory_order(x):
 
 
 def new_like(x, shape, dtype=None):
-    """A new dense tensor (or array) of ``shape`` laid out in ``x``'s dim order, with ``x``'s
-    framework, device and (unless given) dtype."""
+    """A new tensor (or array) of ``shape`` with ``x``'s framework, device and (unless given)
+    dtype. Of ``x``'s own shape: ``empty_like`` (``x``'s strides when ``x`` is dense, else
+    dense in ``x``'s dim order for numpy and row-major for torch). Of another shape: dense in
+    ``x``'s dim order in memory."""
+    same = tuple(shape) == tuple(x.shape) and (dtype is None or dtype == x.dtype)
+    if is_torch(x):
+        import torch
+
+        if same:
+            return torch.empty_like(x)
+    else:
+        import numpy
+
+        if same:
+            return numpy.empty_like(x)
     order = memory_order(x)
     inverse = [order.index(i) for i in range(len(order))]
     physical = [shape[i] for i in order]
     if is_torch(x):
-        import torch
-
-        t = torch.empty(physical, dtype=dtype or x.dtype, device=x.device)
-        return t.permute(inverse)
-    import numpy
-
+        return torch.empty(physical, dtype=dtype or x.dtype, device=x.device).permute(inverse)
     return numpy.empty(physical, dtype=dtype or x.dtype).transpose(inverse)
 
 
