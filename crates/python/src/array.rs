@@ -72,7 +72,9 @@ pub struct TensorArg {
 fn framework_of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<Framework>> {
     static TORCH_TENSOR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     static NDARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let modules = py.import(intern!(py, "sys"))?.getattr(intern!(py, "modules"))?;
+    let modules = py
+        .import(intern!(py, "sys"))?
+        .getattr(intern!(py, "modules"))?;
     let class = |cell: &'static PyOnceLock<Py<PyAny>>, module: &str, name: &str| {
         if let Some(class) = cell.get(py) {
             return Ok::<_, PyErr>(Some(class.bind(py).clone()));
@@ -120,21 +122,22 @@ fn torch_raw(py: Python<'_>, name: &str, t: &Bound<'_, PyAny>) -> PyResult<Raw> 
             "is not a strided (dense) tensor; rime takes dense tensors with strides",
         ));
     }
-    let place = if t.getattr(intern!(py, "is_cuda"))?.is_truthy()? {
-        let index: i64 = t.call_method0(intern!(py, "get_device"))?.extract()?;
-        Place::Cuda(usize::try_from(index).map_err(|_| {
-            tensor_error(py, name, format!("reports CUDA device index {index}"))
-        })?)
-    } else if t.getattr(intern!(py, "is_cpu"))?.is_truthy()? {
-        Place::Host
-    } else {
-        let device = t.getattr(intern!(py, "device"))?.str()?.to_string();
-        return Err(tensor_error(
-            py,
-            name,
-            format!("is on device {device}; rime takes CPU and CUDA tensors"),
-        ));
-    };
+    let place =
+        if t.getattr(intern!(py, "is_cuda"))?.is_truthy()? {
+            let index: i64 = t.call_method0(intern!(py, "get_device"))?.extract()?;
+            Place::Cuda(usize::try_from(index).map_err(|_| {
+                tensor_error(py, name, format!("reports CUDA device index {index}"))
+            })?)
+        } else if t.getattr(intern!(py, "is_cpu"))?.is_truthy()? {
+            Place::Host
+        } else {
+            let device = t.getattr(intern!(py, "device"))?.str()?.to_string();
+            return Err(tensor_error(
+                py,
+                name,
+                format!("is on device {device}; rime takes CPU and CUDA tensors"),
+            ));
+        };
     let dtype = t.getattr(intern!(py, "dtype"))?;
     let data_type = dtype::from_torch(py, &dtype)?.ok_or_else(|| {
         tensor_error(
@@ -142,7 +145,9 @@ fn torch_raw(py: Python<'_>, name: &str, t: &Bound<'_, PyAny>) -> PyResult<Raw> 
             name,
             format!(
                 "has dtype {}, which rime does not take",
-                dtype.str().map_or_else(|_| "?".to_owned(), |s| s.to_string())
+                dtype
+                    .str()
+                    .map_or_else(|_| "?".to_owned(), |s| s.to_string())
             ),
         )
     })?;
@@ -245,7 +250,9 @@ impl TensorArg {
         };
         let bad = |why: String| tensor_error(py, name, why);
         if raw.dims.is_empty() {
-            return Err(bad("is a scalar (no dims); rime takes rank-4 tensors".to_owned()));
+            return Err(bad(
+                "is a scalar (no dims); rime takes rank-4 tensors".to_owned()
+            ));
         }
         if raw.dims.len() != raw.strides.len() {
             return Err(bad(format!(
@@ -345,7 +352,10 @@ impl WorkspaceArg {
         if framework_of(py, obj)? != Some(Framework::Torch) {
             return Err(tensor_error(py, NAME, "must be a torch.Tensor"));
         }
-        if !obj.call_method0(intern!(py, "is_contiguous"))?.is_truthy()? {
+        if !obj
+            .call_method0(intern!(py, "is_contiguous"))?
+            .is_truthy()?
+        {
             return Err(tensor_error(py, NAME, "must be contiguous"));
         }
         let place = if obj.getattr(intern!(py, "is_cuda"))?.is_truthy()? {

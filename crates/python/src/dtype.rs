@@ -107,7 +107,9 @@ pub fn data_type_arg(
         PyTypeError::new_err(format!(
             "{argument}: {} is not a data type rime knows (use 'f16', 'bf16', 'f32', 'f64', \
              'i32', 'i64', 'bool', a torch dtype or a numpy dtype)",
-            value.repr().map_or_else(|_| "?".to_owned(), |r| r.to_string())
+            value
+                .repr()
+                .map_or_else(|_| "?".to_owned(), |r| r.to_string())
         ))
     })
 }

@@ -23,7 +23,16 @@ use crate::select::approve;
 /// The argument names of each tensor a call may pass, inputs then outputs (graph tensors are
 /// named after them, so every error names the argument).
 const INPUTS: [&str; 10] = [
-    "q", "k", "v", "o", "do", "stats", "bias", "seq_len_q", "seq_len_kv", "sink",
+    "q",
+    "k",
+    "v",
+    "o",
+    "do",
+    "stats",
+    "bias",
+    "seq_len_q",
+    "seq_len_kv",
+    "sink",
 ];
 const OUTPUTS: [&str; 7] = ["o", "stats", "dq", "dk", "dv", "dbias", "dsink"];
 
@@ -70,7 +79,6 @@ fn lock() -> std::sync::MutexGuard<'static, PlanCache<Key, Prepared>> {
 
 /// The attention scale as the graph's f32, refusing what f32 cannot hold.
 pub fn scale_f32(scale: Option<f64>) -> PyResult<Option<f32>> {
-
     match scale {
         None => Ok(None),
         Some(s) if s.is_finite() && s.abs() <= f64::from(f32::MAX) => {
@@ -117,7 +125,10 @@ fn check_args(py: Python<'_>, backward: bool, args: &[TensorArg], outputs: usize
             OUTPUTS.contains(&a.name.as_str())
         };
         if !known {
-            return Err(PyValueError::new_err(format!("{}: not an argument of the call", a.name)));
+            return Err(PyValueError::new_err(format!(
+                "{}: not an argument of the call",
+                a.name
+            )));
         }
         let wanted = match a.name.as_str() {
             "stats" | "sink" | "dsink" => DataType::F32,
@@ -128,7 +139,10 @@ fn check_args(py: Python<'_>, backward: bool, args: &[TensorArg], outputs: usize
             return Err(tensor_error(
                 py,
                 &a.name,
-                format!("is {}; it must be {wanted} here (q is {})", a.data_type, q.data_type),
+                format!(
+                    "is {}; it must be {wanted} here (q is {})",
+                    a.data_type, q.data_type
+                ),
             ));
         }
         if a.place != q.place {
@@ -163,11 +177,19 @@ fn graph_of(options: &Options, args: &[TensorArg], outputs: usize) -> PyResult<G
     }
     let id = |name: &str| inputs.iter().find(|(n, _)| *n == name).map(|(_, id)| *id);
     let missing = |name: &str| PyValueError::new_err(format!("{name}: missing"));
-    let built = |e: GraphError| PyValueError::new_err(format!("the call does not make a graph: {e}"));
+    let built =
+        |e: GraphError| PyValueError::new_err(format!("the call does not make a graph: {e}"));
     let req = |name: &str| id(name).ok_or_else(|| missing(name));
     let has_out = |name: &str| outs.iter().any(|a| a.name == name);
     let common = Common {
-        name: Some(if options.backward { "sdpa_backward" } else { "sdpa" }.to_owned()),
+        name: Some(
+            if options.backward {
+                "sdpa_backward"
+            } else {
+                "sdpa"
+            }
+            .to_owned(),
+        ),
         scale: options.scale.map(f32::from_bits),
         left_bound: options.left_bound,
         right_bound: options.right_bound,
@@ -193,16 +215,17 @@ fn graph_of(options: &Options, args: &[TensorArg], outputs: usize) -> PyResult<G
         if options.deterministic {
             attrs = attrs.deterministic();
         }
-        let grads = g.sdpa_backward(
-            req("q")?,
-            req("k")?,
-            req("v")?,
-            req("o")?,
-            req("do")?,
-            req("stats")?,
-            attrs,
-        )
-        .map_err(built)?;
+        let grads = g
+            .sdpa_backward(
+                req("q")?,
+                req("k")?,
+                req("v")?,
+                req("o")?,
+                req("do")?,
+                req("stats")?,
+                attrs,
+            )
+            .map_err(built)?;
         vec![
             ("dq", Some(grads.dq)),
             ("dk", Some(grads.dk)),
@@ -325,7 +348,14 @@ impl Call {
             place: args[0].place,
             tensors: args
                 .iter()
-                .map(|a| (a.name.clone(), a.data_type, a.dims.clone(), a.strides.clone()))
+                .map(|a| {
+                    (
+                        a.name.clone(),
+                        a.data_type,
+                        a.dims.clone(),
+                        a.strides.clone(),
+                    )
+                })
                 .collect(),
         };
         let cached = lock().get(&key);
@@ -351,7 +381,12 @@ impl Call {
 
     /// Each tensor with the graph tensor it is bound to.
     pub fn bound(&self) -> Vec<(TensorId, &TensorArg)> {
-        self.prepared.ids.iter().copied().zip(self.args.iter()).collect()
+        self.prepared
+            .ids
+            .iter()
+            .copied()
+            .zip(self.args.iter())
+            .collect()
     }
 }
 

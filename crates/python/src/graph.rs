@@ -9,11 +9,13 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyString};
-use rime_analyzer::{analyze, heuristics, HeuristicsMode, HeuristicsOptions, SupportReport, Target};
+use rime_analyzer::{
+    analyze, heuristics, HeuristicsMode, HeuristicsOptions, SupportReport, Target,
+};
 use rime_engines::cuda::{probe, CudaStatus};
 use rime_graph::{
-    json, Context, DataType, DiagonalAlignment, Graph, SdpaBackwardAttrs, SdpaForwardAttrs,
-    Tensor, TensorId,
+    json, Context, DataType, DiagonalAlignment, Graph, SdpaBackwardAttrs, SdpaForwardAttrs, Tensor,
+    TensorId,
 };
 
 use crate::array::{Place, TensorArg, WorkspaceArg};
@@ -72,7 +74,9 @@ fn resolve_target(
         other => match other.strip_prefix("cuda:").map(str::parse::<usize>) {
             Some(Ok(n)) => Some(Place::Cuda(n)),
             Some(Err(_)) => {
-                return Err(PyValueError::new_err(format!("target: {other:?} is not cuda:N")))
+                return Err(PyValueError::new_err(format!(
+                    "target: {other:?} is not cuda:N"
+                )))
             }
             None => None,
         },
@@ -97,8 +101,9 @@ fn resolve_target(
 }
 
 fn mode_of(name: &str) -> PyResult<HeuristicsMode> {
-    HeuristicsMode::from_name(name)
-        .ok_or_else(|| PyValueError::new_err(format!("mode: {name:?} is not 'a', 'b' or 'fallback'")))
+    HeuristicsMode::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!("mode: {name:?} is not 'a', 'b' or 'fallback'"))
+    })
 }
 
 impl PyGraph {
@@ -461,7 +466,11 @@ impl PyGraph {
     fn validate(&self, py: Python<'_>) -> PyResult<()> {
         self.graph.validate().map_err(|errors| {
             let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
-            graph_error(py, format!("the graph is malformed:\n  {}", lines.join("\n  ")), lines)
+            graph_error(
+                py,
+                format!("the graph is malformed:\n  {}", lines.join("\n  ")),
+                lines,
+            )
         })
     }
 
@@ -484,7 +493,12 @@ impl PyGraph {
     /// Raises `UnsupportedGraph` (with the reasons) unless an engine supports every node on
     /// `target` — the engine of the place for "auto", "cpu" and "cuda[:N]".
     #[pyo3(signature = (target="auto", free_memory=None))]
-    fn check_support(&self, py: Python<'_>, target: &str, free_memory: Option<u64>) -> PyResult<()> {
+    fn check_support(
+        &self,
+        py: Python<'_>,
+        target: &str,
+        free_memory: Option<u64>,
+    ) -> PyResult<()> {
         let (t, place) = resolve_target(py, target, free_memory)?;
         let report = analyze(&self.graph, &t);
         let engine = place.map(engine_of);
@@ -589,9 +603,10 @@ impl PyGraph {
                 plans.push(Runnable::build(py, a, place)?);
             }
         }
-        let graph = approved
-            .first()
-            .map_or_else(|| Arc::new(self.graph.clone()), |a| Arc::clone(a.graph_arc()));
+        let graph = approved.first().map_or_else(
+            || Arc::new(self.graph.clone()),
+            |a| Arc::clone(a.graph_arc()),
+        );
         self.built = Some(Built {
             place,
             graph,
@@ -602,9 +617,10 @@ impl PyGraph {
 
     /// Workspace bytes `execute` needs (the largest of the built plans').
     fn get_workspace_size(&self) -> PyResult<usize> {
-        let built = self.built.as_ref().ok_or_else(|| {
-            PyValueError::new_err("no plans: call build_plans() first")
-        })?;
+        let built = self
+            .built
+            .as_ref()
+            .ok_or_else(|| PyValueError::new_err("no plans: call build_plans() first"))?;
         Ok(built
             .plans
             .iter()
@@ -626,7 +642,8 @@ impl PyGraph {
     ) -> PyResult<()> {
         let py = slf.py();
         if slf.borrow().built.is_none() {
-            slf.borrow_mut().build_plans(py, "auto", "a", None, Vec::new())?;
+            slf.borrow_mut()
+                .build_plans(py, "auto", "a", None, Vec::new())?;
         }
         let this = slf.borrow();
         let built = this
@@ -637,11 +654,17 @@ impl PyGraph {
         let mut given: BTreeMap<TensorId, TensorArg> = BTreeMap::new();
         for (key, value) in variant_pack.iter() {
             let id = key_id(slf, graph, &key)?;
-            let tensor = graph.get(id).ok_or_else(|| PyValueError::new_err("dangling tensor"))?;
+            let tensor = graph
+                .get(id)
+                .ok_or_else(|| PyValueError::new_err("dangling tensor"))?;
             let arg = TensorArg::extract(py, &tensor.name, &value)?;
             check_declared(py, graph, id, &arg)?;
             if given.insert(id, arg).is_some() {
-                return Err(tensor_error(py, &tensor.name, "is in the variant pack twice"));
+                return Err(tensor_error(
+                    py,
+                    &tensor.name,
+                    "is in the variant pack twice",
+                ));
             }
         }
         let needed: Vec<TensorId> = built
@@ -662,12 +685,19 @@ impl PyGraph {
             if given.contains_key(&id) || temporaries.contains_key(&id) {
                 continue;
             }
-            let t = graph.get(id).ok_or_else(|| PyValueError::new_err("dangling tensor"))?;
-            let like = given.values().next().ok_or_else(|| {
-                PyValueError::new_err("variant_pack: empty")
-            })?;
+            let t = graph
+                .get(id)
+                .ok_or_else(|| PyValueError::new_err("dangling tensor"))?;
+            let like = given
+                .values()
+                .next()
+                .ok_or_else(|| PyValueError::new_err("variant_pack: empty"))?;
             if !t.is_virtual {
-                return Err(tensor_error(py, &t.name, "has no tensor in the variant pack"));
+                return Err(tensor_error(
+                    py,
+                    &t.name,
+                    "has no tensor in the variant pack",
+                ));
             }
             let data_type = graph
                 .data_type(id)
@@ -684,7 +714,12 @@ impl PyGraph {
                 .tensors()
                 .all()
                 .into_iter()
-                .filter_map(|id| given.get(&id).or_else(|| temporaries.get(&id)).map(|a| (id, a)))
+                .filter_map(|id| {
+                    given
+                        .get(&id)
+                        .or_else(|| temporaries.get(&id))
+                        .map(|a| (id, a))
+                })
                 .collect();
             plan.run(py, graph, &bound, workspace.as_ref())?;
         }
@@ -704,9 +739,8 @@ impl PyGraph {
 
     /// Writes the graph's JSON to `path`.
     fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
-        std::fs::write(&path, json::to_string(&self.graph)).map_err(|e| {
-            pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display()))
-        })
+        std::fs::write(&path, json::to_string(&self.graph))
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
     }
 
     /// A graph from rime JSON text (`source` names it in errors).
@@ -754,15 +788,15 @@ fn key_id(slf: &Bound<'_, PyGraph>, graph: &Graph, key: &Bound<'_, PyAny>) -> Py
     }
     if let Ok(name) = key.cast::<PyString>() {
         let name = name.to_cow()?;
-        return graph
-            .find(&name)
-            .ok_or_else(|| PyValueError::new_err(format!("variant_pack: no tensor named {name:?}")));
+        return graph.find(&name).ok_or_else(|| {
+            PyValueError::new_err(format!("variant_pack: no tensor named {name:?}"))
+        });
     }
     if let Ok(uid) = key.cast::<PyInt>() {
         let uid: i64 = uid.extract()?;
-        return graph
-            .find_uid(uid)
-            .ok_or_else(|| PyValueError::new_err(format!("variant_pack: no tensor with uid {uid}")));
+        return graph.find_uid(uid).ok_or_else(|| {
+            PyValueError::new_err(format!("variant_pack: no tensor with uid {uid}"))
+        });
     }
     Err(PyTypeError::new_err(
         "variant_pack: keys are rime.Tensor objects, names or uids",
@@ -879,7 +913,10 @@ impl PyTensor {
     }
 
     /// Sets the data type; returns the tensor.
-    fn set_data_type(slf: &Bound<'_, Self>, data_type: &Bound<'_, PyAny>) -> PyResult<Py<PyTensor>> {
+    fn set_data_type(
+        slf: &Bound<'_, Self>,
+        data_type: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyTensor>> {
         let d = data_type_arg(slf.py(), "data_type", data_type)?;
         Self::write(slf, |t| t.data_type = Some(d))
     }

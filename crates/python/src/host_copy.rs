@@ -36,9 +36,8 @@ impl HostCopy {
         // all lie in `ptr .. ptr + bytes`, inside the object's allocation; the object is held
         // by `arg` and the GIL is held, so the memory stays allocated during the copy.
         let bytes = unsafe { std::slice::from_raw_parts(arg.ptr as *const u8, arg.bytes()) };
-        let data = HostBuffer::from_le_bytes(arg.data_type, bytes).ok_or_else(|| {
-            tensor_error(py, &arg.name, format!("has type {}", arg.data_type))
-        })?;
+        let data = HostBuffer::from_le_bytes(arg.data_type, bytes)
+            .ok_or_else(|| tensor_error(py, &arg.name, format!("has type {}", arg.data_type)))?;
         Ok(HostCopy {
             data,
             span: arg.memory_span(),
@@ -52,7 +51,11 @@ impl HostCopy {
     /// `TensorError` when `arg` is read-only or is not the array of this copy.
     pub fn write_back(&self, py: Python<'_>, arg: &TensorArg) -> PyResult<()> {
         if arg.memory_span() != self.span {
-            return Err(tensor_error(py, &arg.name, "is not the array this copy was made of"));
+            return Err(tensor_error(
+                py,
+                &arg.name,
+                "is not the array this copy was made of",
+            ));
         }
         if !arg.writable {
             return Err(tensor_error(py, &arg.name, "is read-only"));

@@ -62,7 +62,9 @@ impl Reason {
             None => format!("{} {}: {}", self.code, self.subject, self.message),
         };
         if let Some((name, requested, allowed)) = &self.limit {
-            s.push_str(&format!(" [{name}: requested {requested}, allowed {allowed}]"));
+            s.push_str(&format!(
+                " [{name}: requested {requested}, allowed {allowed}]"
+            ));
         }
         s
     }

@@ -177,7 +177,9 @@ impl Runnable {
                 .pack
                 .get(&TensorKey::Id(*id))
                 .and_then(|b| b.as_any().downcast_ref::<HostCopy>())
-                .ok_or_else(|| engine_failure(py, format!("output '{}' lost its buffer", arg.name)))?;
+                .ok_or_else(|| {
+                    engine_failure(py, format!("output '{}' lost its buffer", arg.name))
+                })?;
             copy.write_back(py, arg)?;
         }
         Ok(())
@@ -278,7 +280,12 @@ fn stage_sm120(
         // SAFETY: as for the tensors above: a live CUDA tensor of this device, `bytes` long,
         // kept alive with the handle, reused by PyTorch only in stream order.
         let memory = unsafe {
-            DeviceMemory::from_raw(ordinal, given.ptr, given.bytes, keep_alive(py, &given.object))
+            DeviceMemory::from_raw(
+                ordinal,
+                given.ptr,
+                given.bytes,
+                keep_alive(py, &given.object),
+            )
         };
         Workspace::Device(DeviceWorkspace::over(memory))
     };
@@ -287,8 +294,8 @@ fn stage_sm120(
     // stream): a stream of the device's primary context (the driver confirms it) that PyTorch
     // never destroys (its streams come from pools kept for the process). The view lives in
     // the staged run, which the caller drops before returning to Python.
-    let on_stream = unsafe { device.on_raw_stream(stream as CUstream) }
-        .map_err(|e| engine_failure(py, e))?;
+    let on_stream =
+        unsafe { device.on_raw_stream(stream as CUstream) }.map_err(|e| engine_failure(py, e))?;
     Ok(Staged {
         pack,
         workspace,

@@ -1,6 +1,8 @@
 """The functional API's plan cache: one build per distinct call, reused after; bounded."""
 
-import numpy as np
+import pytest
+
+np = pytest.importorskip("numpy", reason="numpy is not installed (pip install numpy)")
 
 import rime
 

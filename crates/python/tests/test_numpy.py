@@ -1,8 +1,9 @@
 """rime.sdpa and rime.sdpa_backward on numpy float16 arrays (the CPU engine) against the
 float64 reference in reference.py."""
 
-import numpy as np
 import pytest
+
+np = pytest.importorskip("numpy", reason="numpy is not installed (pip install numpy)")
 
 import rime
 import reference as ref

@@ -4,8 +4,9 @@ fake implementations (torch.library.opcheck), and torch.compile with no graph br
 
 import shutil
 
-import numpy as np
 import pytest
+
+np = pytest.importorskip("numpy", reason="numpy is not installed (pip install numpy)")
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
 
