@@ -81,6 +81,24 @@ pub fn to_numpy(t: DataType) -> Option<&'static str> {
     NUMPY.iter().find(|(_, d)| *d == t).map(|(s, _)| *s)
 }
 
+/// The numpy type string of a numpy dtype, or of anything `numpy.dtype()` takes (`np.float32`)
+/// when numpy is in use; `None` otherwise.
+fn numpy_typestr(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    if let Ok(s) = value.getattr("str").and_then(|s| s.extract::<String>()) {
+        return Ok(Some(s));
+    }
+    if !py.import("sys")?.getattr("modules")?.contains("numpy")? {
+        return Ok(None);
+    }
+    Ok(py
+        .import("numpy")?
+        .getattr("dtype")?
+        .call1((value,))
+        .and_then(|d| d.getattr("str"))
+        .and_then(|s| s.extract::<String>())
+        .ok())
+}
+
 /// A data type given from Python: a rime name ("bf16", "f32", ...), a torch dtype, or a numpy
 /// dtype (or anything with a numpy type string in `.str`).
 ///
@@ -98,10 +116,8 @@ pub fn data_type_arg(
         && value.get_type().module()?.to_cow()? == "torch"
     {
         from_torch(py, value)?
-    } else if let Ok(s) = value.getattr("str") {
-        from_numpy(&s.extract::<String>()?)
     } else {
-        None
+        numpy_typestr(py, value)?.as_deref().and_then(from_numpy)
     };
     found.ok_or_else(|| {
         PyTypeError::new_err(format!(

@@ -1,12 +1,12 @@
 //! `rime._native`: the Rust half of the `rime` Python package (crates/python/python/rime is
 //! the Python half). See docs/python.md.
 //!
-//! Tensors are read once ([`array`]), checked, and handed to the engines where they are: the
-//! CPU engine works on copies of host arrays ([`host_copy`]); the sm120 engine on CUDA
-//! tensors in place, on PyTorch's current stream ([`runnable`]). The functional API builds a
-//! one-node graph per distinct call and caches its plan ([`functional`], [`cache`]); the Graph
-//! API mirrors the cuDNN frontend's ([`graph`]). Errors are rime's Python exceptions
-//! ([`errors`]), reasons are Python objects ([`reason`]).
+//! Tensors are read once (`array.rs`), checked, and handed to the engines where they are: the
+//! CPU engine works on copies of host arrays (`host_copy.rs`); the sm120 engine on CUDA tensors
+//! in place, on PyTorch's current stream (`runnable.rs`). The functional API builds a one-node
+//! graph per distinct call and caches its plan (`functional.rs`, `cache.rs`); the Graph API
+//! mirrors the cuDNN frontend's (`graph.rs`). Errors are rime's Python exceptions
+//! (`errors.rs`), reasons are Python objects (`reason.rs`).
 
 mod array;
 mod attrs;

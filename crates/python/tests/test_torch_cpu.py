@@ -167,3 +167,19 @@ def test_meta_tensors_are_refused_naming_the_argument():
     with pytest.raises(rime.TensorError) as e:
         rime.sdpa(q, k, k)
     assert e.value.argument == "q" and "meta" in str(e.value)
+
+
+def test_graph_takes_torch_and_numpy_dtypes_and_torch_tensors():
+    g = rime.Graph(io_data_type=torch.bfloat16, intermediate_data_type=np.float32)
+    q = torch.randn((1, 2, 16, 16), dtype=torch.bfloat16)
+    tq = g.tensor_like(q, "Q")
+    assert tq.data_type == "bf16" and tq.dim == [1, 2, 16, 16] and tq.stride == list(q.stride())
+    k, v = g.tensor("K", [1, 2, 16, 16]), g.tensor("V", [1, 2, 16, 16], data_type=torch.bfloat16)
+    o, stats = g.sdpa(tq, k, v, use_causal_mask=True)
+    g.build_plans(target="cpu")
+    out = {o: torch.empty_like(q), stats: torch.empty((1, 2, 16, 1))}
+    g.execute({tq: q, "K": q, "V": q, **out})
+    want, want_stats = rime.sdpa(q, q, q, causal=True)
+    assert torch.equal(out[o], want) and torch.equal(out[stats], want_stats)
+    with pytest.raises(TypeError, match="io_data_type"):
+        rime.Graph(io_data_type="half-ish")
