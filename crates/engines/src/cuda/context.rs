@@ -1,9 +1,10 @@
-//! A CUDA context and stream per device, the device's properties, and loaded kernels.
+//! A device: its primary context, the stream rime enqueues on (its own, or one borrowed from
+//! a framework), the device's properties, and the kernels loaded in the context.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::sys::{CUcontext, CUdevice_attribute, CUstream};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 use super::compile::{KernelBuild, PtxCache};
@@ -36,18 +37,36 @@ impl DeviceProperties {
     }
 }
 
-/// One device: its context, the stream rime works on, and the kernels loaded so far.
+/// What every view of one device shares: the primary context, the properties read when it was
+/// opened, the kernel cache and the kernels loaded so far.
 #[derive(Debug)]
-pub struct CudaDevice {
+struct Shared {
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
     props: DeviceProperties,
     cache: Arc<PtxCache>,
     functions: Mutex<HashMap<String, CudaFunction>>,
 }
 
+/// One device: its primary context, the stream rime enqueues on, and the kernels loaded so far.
+///
+/// The context is the device's *primary* context, the one the CUDA runtime (and so PyTorch)
+/// uses, so memory allocated by a framework on the same device can be wrapped
+/// ([`DeviceMemory::from_raw`](super::DeviceMemory::from_raw)) and used in place.
+///
+/// A `CudaDevice` is a view: [`Self::on_stream`] and [`Self::on_raw_stream`] give the same
+/// device on another stream of its context (a framework's current stream), sharing the
+/// context, the kernel cache and every loaded kernel, so a plan built once runs on any of
+/// them ([`Sm120EnginePlan::enqueue_on`](super::Sm120EnginePlan::enqueue_on)). Clones are
+/// cheap and share everything, the stream included.
+#[derive(Debug, Clone)]
+pub struct CudaDevice {
+    shared: Arc<Shared>,
+    stream: Arc<CudaStream>,
+}
+
 impl CudaDevice {
-    /// Opens device `ordinal` after probing (never panics without CUDA).
+    /// Opens device `ordinal` after probing (never panics without CUDA): retains its primary
+    /// context and creates a stream of rime's own.
     ///
     /// # Errors
     /// [`CudaError::Unavailable`] with the reason when CUDA cannot be used, or a driver error.
@@ -61,11 +80,13 @@ impl CudaDevice {
             .map_err(CudaError::driver("stream creation"))?;
         let props = read_properties(&ctx)?;
         Ok(Self {
-            ctx,
+            shared: Arc::new(Shared {
+                ctx,
+                props,
+                cache,
+                functions: Mutex::new(HashMap::new()),
+            }),
             stream,
-            props,
-            cache,
-            functions: Mutex::new(HashMap::new()),
         })
     }
 
@@ -78,9 +99,79 @@ impl CudaDevice {
         Self::open(ordinal, Arc::new(PtxCache::new(PtxCache::default_dir())))
     }
 
+    /// This device on `stream`, a stream of its context made with cudarc: the same context,
+    /// kernel cache and loaded kernels; every copy, fill and launch through the returned view
+    /// goes to `stream`.
+    ///
+    /// # Errors
+    /// [`CudaError::ForeignStream`] when `stream` belongs to another context.
+    pub fn on_stream(&self, stream: Arc<CudaStream>) -> Result<Self, CudaError> {
+        if **stream.context() != *self.shared.ctx {
+            return Err(CudaError::ForeignStream {
+                ordinal: self.shared.props.ordinal,
+            });
+        }
+        Ok(Self {
+            shared: Arc::clone(&self.shared),
+            stream,
+        })
+    }
+
+    /// This device on a stream made elsewhere — PyTorch's current stream, a candle or burn
+    /// stream — given by its raw handle: as [`Self::on_stream`], and rime's work on it is
+    /// ordered with the owner's. Dropping the view never destroys the stream.
+    ///
+    /// The driver is asked which context the stream belongs to (`cuStreamGetCtx`), and a
+    /// stream of another context (another device, or a context that is not the primary one)
+    /// is refused.
+    ///
+    /// # Safety
+    /// `stream` must be the null (legacy default) stream, the per-thread default stream, or a
+    /// live stream created in this device's primary context, and must stay alive (not be
+    /// destroyed) while the returned view, or anything holding it, may enqueue work: engines,
+    /// plans, device memory operations. A destroyed or made-up handle cannot be detected.
+    ///
+    /// # Errors
+    /// [`CudaError::ForeignStream`]; a driver error.
+    pub unsafe fn on_raw_stream(&self, stream: CUstream) -> Result<Self, CudaError> {
+        let ctx = &self.shared.ctx;
+        // The null and per-thread handles mean the calling thread's current context.
+        ctx.bind_to_thread()
+            .map_err(CudaError::driver("context bind"))?;
+        let mut owner: CUcontext = std::ptr::null_mut();
+        // SAFETY: the caller promises `stream` is a live stream handle (or a default-stream
+        // handle); `owner` is a valid place for the driver to write the context to.
+        unsafe { cudarc::driver::sys::cuStreamGetCtx(stream, &mut owner) }
+            .result()
+            .map_err(CudaError::driver("cuStreamGetCtx"))?;
+        if owner != ctx.cu_ctx() {
+            return Err(CudaError::ForeignStream {
+                ordinal: self.shared.props.ordinal,
+            });
+        }
+        // SAFETY: `stream` belongs to this context (checked above) and the caller keeps it
+        // alive while the view may use it; the wrapper never destroys it.
+        let stream = unsafe { ctx.wrap_borrowed_stream(stream) };
+        Ok(Self {
+            shared: Arc::clone(&self.shared),
+            stream,
+        })
+    }
+
+    /// True when both views are of the same context: kernels loaded through one run on the
+    /// streams of the other.
+    pub fn same_context(&self, other: &CudaDevice) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared) || *self.shared.ctx == *other.shared.ctx
+    }
+
+    /// The device's primary context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.shared.ctx
+    }
+
     /// The device's properties as read when opened (free memory: see [`Self::free_memory`]).
     pub fn properties(&self) -> &DeviceProperties {
-        &self.props
+        &self.shared.props
     }
 
     /// Free device memory now (bytes).
@@ -88,11 +179,7 @@ impl CudaDevice {
     /// # Errors
     /// A driver error.
     pub fn free_memory(&self) -> Result<u64, CudaError> {
-        let (free, _) = self
-            .ctx
-            .mem_get_info()
-            .map_err(CudaError::driver("cuMemGetInfo"))?;
-        Ok(free as u64)
+        Ok(self.memory_info()?.0)
     }
 
     /// Free and total device memory now (bytes).
@@ -101,28 +188,40 @@ impl CudaDevice {
     /// A driver error.
     pub fn memory_info(&self) -> Result<(u64, u64), CudaError> {
         let (free, total) = self
+            .shared
             .ctx
             .mem_get_info()
             .map_err(CudaError::driver("cuMemGetInfo"))?;
         Ok((free as u64, total as u64))
     }
 
-    /// The stream every launch of this device goes to.
+    /// The analyzer's `auto` target for this device: its properties, with the free memory read
+    /// now.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn target(&self) -> Result<rime_analyzer::Target, CudaError> {
+        Ok(target_of(self.properties(), self.free_memory()?))
+    }
+
+    /// The stream every copy, fill and launch of this view goes to.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
 
-    /// The kernel for `build`, compiled (through the cache) for this device and loaded once.
+    /// The kernel for `build`, compiled (through the cache) for this device and loaded once
+    /// per context (every view shares it).
     ///
     /// # Errors
     /// Compile errors (with options and log) or driver errors.
     pub fn function(&self, build: &KernelBuild) -> Result<CudaFunction, CudaError> {
-        let (key, ptx) = self.cache.get_or_compile(build, self.props.arch())?;
-        let mut map = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        let shared = &self.shared;
+        let (key, ptx) = shared.cache.get_or_compile(build, shared.props.arch())?;
+        let mut map = shared.functions.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(f) = map.get(&key) {
             return Ok(f.clone());
         }
-        let module = self
+        let module = shared
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx.to_string()))
             .map_err(CudaError::driver("module load"))?;
@@ -140,7 +239,7 @@ impl CudaDevice {
         Ok(f)
     }
 
-    /// Waits for all work on the stream.
+    /// Waits for all work on this view's stream.
     ///
     /// # Errors
     /// A driver error (including an earlier kernel's failure).
@@ -193,14 +292,17 @@ pub fn auto_properties(ordinal: usize) -> Result<DeviceProperties, CudaError> {
 /// [`CudaError::Unavailable`] with the reason, or a driver error.
 pub fn auto_target(ordinal: usize) -> Result<rime_analyzer::Target, CudaError> {
     let p = auto_properties(ordinal)?;
-    Ok(rime_analyzer::Target::from_device(
-        &rime_analyzer::DeviceProperties {
-            name: p.name.clone(),
-            sm: p.arch(),
-            sm_count: p.multiprocessors,
-            smem_per_block: u64::from(p.smem_per_block_optin),
-            memory_bytes: p.total_memory,
-            free_memory_bytes: p.free_memory,
-        },
-    ))
+    Ok(target_of(&p, p.free_memory))
+}
+
+/// The analyzer's target for a device with properties `p` and `free` bytes free.
+fn target_of(p: &DeviceProperties, free: u64) -> rime_analyzer::Target {
+    rime_analyzer::Target::from_device(&rime_analyzer::DeviceProperties {
+        name: p.name.clone(),
+        sm: p.arch(),
+        sm_count: p.multiprocessors,
+        smem_per_block: u64::from(p.smem_per_block_optin),
+        memory_bytes: p.total_memory,
+        free_memory_bytes: free,
+    })
 }

@@ -226,16 +226,44 @@ impl Sm120EnginePlan {
         pack: &mut VariantPack,
         workspace: &mut Workspace,
     ) -> Result<(), EngineError> {
+        self.enqueue_on(&self.device, pack, workspace)
+    }
+
+    /// [`Self::enqueue`] on the stream of `device`, a view of the plan's device on another
+    /// stream of its context ([`CudaDevice::on_stream`], [`CudaDevice::on_raw_stream`]): the
+    /// kernels the plan loaded are launched there as they are, after the same checks. This is
+    /// how a framework's current stream runs a plan built once.
+    ///
+    /// The buffers must stay allocated until the stream has run the kernels: memory a
+    /// framework allocates on that same stream (a caching allocator's blocks, which it only
+    /// reuses in stream order) is.
+    ///
+    /// # Errors
+    /// [`CudaError::ForeignStream`] when `device` is a view of another context; otherwise as
+    /// [`Self::enqueue`].
+    pub fn enqueue_on(
+        &self,
+        device: &CudaDevice,
+        pack: &mut VariantPack,
+        workspace: &mut Workspace,
+    ) -> Result<(), EngineError> {
+        if !self.device.same_context(device) {
+            return Err(CudaError::ForeignStream {
+                ordinal: self.device.properties().ordinal,
+            }
+            .into());
+        }
         check_workspace(self.plan.workspace_bytes(), workspace)?;
         let binding = self.check(pack)?;
         let at = self.addresses(pack, &binding, workspace)?;
         // SAFETY: `check` proved every buffer is bound, of its tensor's type and long enough
         // for its strided extent; `addresses` that each is a device buffer of this device,
         // aligned, with no output overlapping another buffer or the workspace, which is at
-        // least the plan's size. The pack and the workspace stay borrowed until return; the
-        // caller keeps the buffers alive until the stream has run the kernels (a Drop of a
-        // buffer rime allocated is stream-ordered).
-        unsafe { self.plan.enqueue(&self.device, &at) }
+        // least the plan's size. `device` is a view of the plan's context (checked above), so
+        // the loaded kernels and the addresses are valid on its stream. The pack and the
+        // workspace stay borrowed until return; the caller keeps the buffers alive until the
+        // stream has run the kernels (a Drop of a buffer rime allocated is stream-ordered).
+        unsafe { self.plan.enqueue(device, &at) }
     }
 }
 

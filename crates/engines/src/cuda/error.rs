@@ -68,6 +68,14 @@ pub enum CudaError {
         /// Where the buffer is.
         location: String,
     },
+    /// A stream handed to rime belongs to another context than the device's primary context
+    /// (another device, or a context made with `cuCtxCreate`), or a plan was asked to run on a
+    /// view of another device.
+    #[error("the stream does not belong to device {ordinal}'s primary context, where the plan's kernels are loaded")]
+    ForeignStream {
+        /// The device whose context the stream must belong to.
+        ordinal: usize,
+    },
     /// A range of device memory is smaller than what was asked of it.
     #[error("{name}: {actual} bytes of device memory, {needed} needed")]
     BufferSize {

@@ -26,6 +26,8 @@ mod probe;
 pub use buffer::{DeviceBuffer, DeviceMemory, DeviceWorkspace};
 pub use compile::PtxCache;
 pub use context::{auto_target, CudaDevice, DeviceProperties};
+/// A raw CUDA stream handle (the driver's `CUstream`), as [`CudaDevice::on_raw_stream`] takes it.
+pub use cudarc::driver::sys::CUstream;
 pub use engine::{Sm120Engine, Sm120EnginePlan};
 pub use error::CudaError;
 pub use nvrtc_probe::NVRTC_MAJOR_NEEDED;

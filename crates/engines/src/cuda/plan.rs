@@ -340,7 +340,8 @@ impl Sm120Plan {
     /// Enqueues the plan's kernels on `dev`'s stream.
     ///
     /// # Safety
-    /// Every address in `at` must be the device address of a live buffer of `dev` that holds
+    /// `dev` must be a view of the context the kernels were loaded in. Every address in `at`
+    /// must be the device address of a live buffer of `dev` that holds
     /// the port's tensor (its extent under the problem's dims and strides) — or, for the
     /// workspace, at least [`Self::workspace_bytes`] bytes — and output buffers must not overlap
     /// anything else bound (the engine's `check` establishes all of it).

@@ -1,0 +1,130 @@
+"""Host overhead of rime's Python API per call, warm plan cache, against the engine's own
+per-call cost in the same process on the same tensors (see docs/performance.md, "Python host
+overhead", and benches/host_costs.rs, whose `sm120_tiny_b1h1s64d128/enqueue` this mirrors).
+
+The problem is host_costs.rs's tiny backward: B1 H1 S64 D128 bf16, causal, per-batch bias
+with dBias, non-deterministic (the atomic route on sm120). For each of forward and backward:
+
+- python: ``rime.sdpa`` / ``rime.sdpa_backward`` per call: read and check the tensors, find
+  the plan, allocate the outputs and workspace from PyTorch, stage and enqueue on PyTorch's
+  current stream (no synchronize);
+- engine: the same call staged once, then only the engine's execute (check the variant pack
+  and enqueue the kernels), via ``rime._native.time_engine_calls``.
+
+Every call is timed alone (``time.perf_counter_ns``); the stream is drained every 64 calls
+outside the timed region. Writes ``host_overhead.json`` to ``--out``.
+
+    python crates/python/benches/host_overhead.py --device cuda --out DIR
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+
+import rime
+
+DRAIN = 64
+
+
+def summary(seconds):
+    us = sorted(s * 1e6 for s in seconds)
+    q = statistics.quantiles(us, n=10)
+    return {"median_us": statistics.median(us), "p10_us": q[0], "p90_us": q[-1],
+            "mean_us": statistics.fmean(us), "calls": len(us)}
+
+
+def python_calls(fn, iters, sync):
+    times = []
+    for i in range(iters):
+        if i % DRAIN == 0:
+            sync()
+        t0 = time.perf_counter_ns()
+        fn()
+        times.append((time.perf_counter_ns() - t0) * 1e-9)
+    sync()
+    return times
+
+
+def problem(device):
+    import torch
+
+    torch.manual_seed(0)
+    dtype = torch.bfloat16
+    shape = (1, 1, 64, 128)
+    q, k, v, do = (torch.randn(shape, dtype=dtype, device=device) for _ in range(4))
+    bias = torch.randn((1, 1, 64, 64), dtype=dtype, device=device)
+    return q, k, v, do, bias
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--iters", type=int, default=2000)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+
+    import torch
+
+    device = torch.device(args.device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    q, k, v, do, bias = problem(device)
+    o, stats = rime.sdpa(q, k, v, causal=True, bias=bias)
+    rows = {}
+    for name, fn, native in (
+        (
+            "forward",
+            lambda: rime.sdpa(q, k, v, causal=True, bias=bias),
+            lambda n: rime._native.time_engine_calls(
+                n, False, [("q", q), ("k", k), ("v", v), ("bias", bias)],
+                list(zip(("o", "stats"), rime.functional.forward_outputs(q, v))),
+                right_bound=0),
+        ),
+        (
+            "backward",
+            lambda: rime.sdpa_backward(q, k, v, o, do, stats, causal=True, bias=bias, dbias=True),
+            lambda n: rime._native.time_engine_calls(
+                n, True,
+                [("q", q), ("k", k), ("v", v), ("o", o), ("do", do), ("stats", stats),
+                 ("bias", bias)],
+                [(n_, t) for n_, t in zip(("dq", "dk", "dv", "dbias"),
+                                          rime.functional.backward_outputs(q, k, v, bias))],
+                right_bound=0),
+        ),
+    ):
+        python_calls(fn, 50, sync)  # warm: plans built, caches hot
+        native(50)
+        py = summary(python_calls(fn, args.iters, sync))
+        eng = summary(native(args.iters))
+        rows[name] = {"python": py, "engine": eng,
+                      "overhead_median_us": py["median_us"] - eng["median_us"]}
+
+    result = {
+        "bench": "rime python host overhead",
+        "problem": "B1 H1 S64 D128 bf16, causal, per-batch bias (1,1,64,64), dBias on the backward",
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu",
+        "torch": torch.__version__,
+        "rime": rime.__version__,
+        "python": platform.python_version(),
+        "iters": args.iters,
+        "drain_every": DRAIN,
+        "plan_cache": rime.plan_cache_info(),
+        "criterion_us": 30.0,
+        "results": rows,
+        "passes": all(r["overhead_median_us"] <= 30.0 for r in rows.values()),
+        "when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    }
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "host_overhead.json")
+    with open(path, "w") as f:
+        json.dump(result, f, indent=2)
+    for name, r in rows.items():
+        print(f"{name}: python {r['python']['median_us']:.1f} us, engine "
+              f"{r['engine']['median_us']:.1f} us, overhead {r['overhead_median_us']:.1f} us")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""Differentiable attention on rime's engines: ``rime.attention``.
+
+Two ``torch.library`` custom ops, ``rime::attention_forward`` (O and Stats) and
+``rime::attention_backward`` (dQ, dK, dV, dBias), with fake implementations (the same output
+allocation as the real ones, so shapes and strides agree) and ``register_autograd``:
+``torch.compile`` traces ``rime.attention`` as one opaque node, with no graph break, and
+autograd runs rime's backward. ``rime.AttentionFunction`` is the same as a
+``torch.autograd.Function``, for eager use.
+"""
+
+from typing import Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from . import functional as F
+
+
+def _seq_lens(seq_len_q, seq_len_kv):
+    return None if seq_len_q is None else (seq_len_q, seq_len_kv)
+
+
+def _forward(q, k, v, bias, seq_len_q, seq_len_kv, scale, left_bound, right_bound, bottom_right, alibi):
+    return F.sdpa(
+        q,
+        k,
+        v,
+        scale=scale,
+        window=(left_bound, right_bound),
+        causal_alignment="bottom_right" if bottom_right else "top_left",
+        bias=bias,
+        seq_lens=_seq_lens(seq_len_q, seq_len_kv),
+        alibi=alibi,
+    )
+
+
+def _backward(
+    do, q, k, v, o, stats, bias, seq_len_q, seq_len_kv, scale, left_bound, right_bound,
+    bottom_right, alibi, dbias, deterministic,
+):
+    return F.sdpa_backward(
+        q,
+        k,
+        v,
+        o,
+        do,
+        stats,
+        scale=scale,
+        window=(left_bound, right_bound),
+        causal_alignment="bottom_right" if bottom_right else "top_left",
+        bias=bias,
+        dbias=dbias,
+        seq_lens=_seq_lens(seq_len_q, seq_len_kv),
+        alibi=alibi,
+        deterministic=deterministic,
+    )
+
+
+def _usable_grad(do):
+    """The incoming gradient of O in a layout rime takes: a contiguous copy when its last dim
+    is strided or it is broadcast (``o.sum().backward()`` gives stride 0)."""
+    if do.stride(-1) != 1 or 0 in do.stride():
+        return do.contiguous()
+    return do
+
+
+def _no_dbias(q):
+    # A custom op returns tensors, not None: an empty one stands for "no dBias".
+    return q.new_empty((0,))
+
+
+_HAS_CUSTOM_OPS = hasattr(torch.library, "custom_op") and hasattr(torch.library, "register_autograd")
+
+if _HAS_CUSTOM_OPS:
+
+    @torch.library.custom_op("rime::attention_forward", mutates_args=())
+    def attention_forward(
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        bias: Optional[Tensor],
+        seq_len_q: Optional[Tensor],
+        seq_len_kv: Optional[Tensor],
+        scale: Optional[float],
+        left_bound: Optional[int],
+        right_bound: Optional[int],
+        bottom_right: bool,
+        alibi: bool,
+        deterministic: bool,
+    ) -> Tuple[Tensor, Tensor]:
+        """O and Stats of the attention (``deterministic`` is the backward's)."""
+        return _forward(q, k, v, bias, seq_len_q, seq_len_kv, scale, left_bound, right_bound, bottom_right, alibi)
+
+    @attention_forward.register_fake
+    def _attention_forward_fake(q, k, v, *_):
+        return F.forward_outputs(q, v)
+
+    @torch.library.custom_op("rime::attention_backward", mutates_args=())
+    def attention_backward(
+        do: Tensor,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        o: Tensor,
+        stats: Tensor,
+        bias: Optional[Tensor],
+        seq_len_q: Optional[Tensor],
+        seq_len_kv: Optional[Tensor],
+        scale: Optional[float],
+        left_bound: Optional[int],
+        right_bound: Optional[int],
+        bottom_right: bool,
+        alibi: bool,
+        dbias: bool,
+        deterministic: bool,
+    ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        """dQ, dK, dV and dBias (empty unless ``dbias``)."""
+        g = _backward(
+            do, q, k, v, o, stats, bias, seq_len_q, seq_len_kv, scale, left_bound, right_bound,
+            bottom_right, alibi, dbias, deterministic,
+        )
+        return g.dq, g.dk, g.dv, g.dbias if g.dbias is not None else _no_dbias(q)
+
+    @attention_backward.register_fake
+    def _attention_backward_fake(do, q, k, v, o, stats, bias, *rest):
+        dbias = rest[-2]
+        g = F.backward_outputs(q, k, v, bias if dbias else None)
+        return g.dq, g.dk, g.dv, g.dbias if g.dbias is not None else _no_dbias(q)
+
+    def _setup_context(ctx, inputs, output):
+        q, k, v, bias, seq_len_q, seq_len_kv = inputs[:6]
+        ctx.options = tuple(inputs[6:11])
+        ctx.deterministic = inputs[11]
+        o, stats = output
+        ctx.save_for_backward(q, k, v, o, stats, bias, seq_len_q, seq_len_kv)
+        ctx.mark_non_differentiable(stats)
+
+    def _custom_op_backward(ctx, do, _dstats):
+        q, k, v, o, stats, bias, seq_len_q, seq_len_kv = ctx.saved_tensors
+        want_dbias = bias is not None and ctx.needs_input_grad[3]
+        dq, dk, dv, dbias = torch.ops.rime.attention_backward(
+            _usable_grad(do), q, k, v, o, stats, bias, seq_len_q, seq_len_kv, *ctx.options,
+            want_dbias, ctx.deterministic,
+        )
+        return (dq, dk, dv, dbias if want_dbias else None) + (None,) * 8
+
+    torch.library.register_autograd(
+        "rime::attention_forward", _custom_op_backward, setup_context=_setup_context
+    )
+
+
+class AttentionFunction(torch.autograd.Function):
+    """Attention as a ``torch.autograd.Function`` (eager; ``rime.attention`` uses the custom
+    ops, which ``torch.compile`` traces). ``apply(q, k, v, bias, seq_len_q, seq_len_kv, scale,
+    left_bound, right_bound, bottom_right, alibi, deterministic)`` returns O."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, bias, seq_len_q, seq_len_kv, scale, left_bound, right_bound, bottom_right, alibi, deterministic):
+        o, stats = _forward(q, k, v, bias, seq_len_q, seq_len_kv, scale, left_bound, right_bound, bottom_right, alibi)
+        ctx.options = (scale, left_bound, right_bound, bottom_right, alibi)
+        ctx.deterministic = deterministic
+        ctx.save_for_backward(q, k, v, o, stats, bias, seq_len_q, seq_len_kv)
+        return o
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, o, stats, bias, seq_len_q, seq_len_kv = ctx.saved_tensors
+        want_dbias = bias is not None and ctx.needs_input_grad[3]
+        g = _backward(
+            _usable_grad(do), q, k, v, o, stats, bias, seq_len_q, seq_len_kv, *ctx.options,
+            want_dbias, ctx.deterministic,
+        )
+        return (g.dq, g.dk, g.dv, g.dbias) + (None,) * 8
+
+
+def attention(
+    q,
+    k,
+    v,
+    *,
+    bias=None,
+    causal=False,
+    causal_alignment="top_left",
+    window=None,
+    seq_lens=None,
+    scale=None,
+    alibi=False,
+    deterministic=False,
+):
+    """Differentiable scaled dot-product attention on rime's engines; returns O.
+
+    Arguments as :func:`rime.sdpa`; ``deterministic=True`` makes the backward bitwise
+    reproducible. Gradients flow to q, k, v and a bias that requires grad (dBias summed over
+    the bias's broadcast dims). Works under ``torch.compile(fullgraph=True)``.
+    """
+    left, right, bottom_right = F.mask_bounds(causal, causal_alignment, window)
+    seq_len_q, seq_len_kv = (None, None) if seq_lens is None else tuple(seq_lens)
+    args = (q, k, v, bias, seq_len_q, seq_len_kv, scale, left, right, bottom_right, alibi, deterministic)
+    if _HAS_CUSTOM_OPS:
+        o, _ = torch.ops.rime.attention_forward(*args)
+        return o
+    return AttentionFunction.apply(*args)

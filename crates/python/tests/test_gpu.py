@@ -1,0 +1,285 @@
+"""On a CUDA GPU with PyTorch (the lead's H200 run: crates/python/gpu_check.sh): rime's
+sm120 kernels from PyTorch, zero-copy on the current stream.
+
+- gradients of ``rime.attention`` against PyTorch's MATH backend in float64 on the same
+  (rounded) inputs: bias + dBias per batch and broadcast, GQA, causal top-left and
+  bottom-right, padding (sequence lengths), bf16 and fp16;
+- deterministic backward: bitwise equal over repeated calls;
+- a ``torch.compile`` training step with no graph break;
+- a non-default stream: rime's kernels are ordered after the work queued before them and
+  before the work queued after them;
+- errors on CUDA tensors: misaligned, mixed devices, a head dim the kernels do not take.
+
+Every test is skipped, with the reason, without a usable GPU.
+"""
+
+import shutil
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+
+import rime  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def _gpu_reason():
+    if not torch.cuda.is_available():
+        return "PyTorch sees no CUDA device"
+    ok, why = rime.cuda_status()
+    return None if ok else f"rime cannot use CUDA here: {why}"
+
+
+_REASON = _gpu_reason()
+if _REASON:
+    pytest.skip(_REASON, allow_module_level=True)
+
+from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+DEV = torch.device("cuda", 0)
+TOL = {torch.bfloat16: 2e-2, torch.float16: 5e-3}
+
+
+def rel(a, b):
+    a, b = a.double(), b.double()
+    den = b.norm()
+    return ((a - b).norm() / den).item() if den > 0 else (a - b).norm().item()
+
+
+def keep_mask(b, sq, skv, causal, bottom_right, seq_q, seq_kv):
+    """(B, 1, Sq, Skv) bool: kept pairs (padded query rows keep their valid keys, so that the
+    float64 reference has no empty rows; their dO is zero)."""
+    i = torch.arange(sq, device=DEV)[:, None]
+    j = torch.arange(skv, device=DEV)[None, :]
+    out = torch.zeros((b, 1, sq, skv), dtype=torch.bool, device=DEV)
+    for n in range(b):
+        ql = sq if seq_q is None else int(seq_q[n])
+        kl = skv if seq_kv is None else int(seq_kv[n])
+        keep = j < kl
+        if causal:
+            keep = keep & (j <= i + ((kl - ql) if bottom_right else 0))
+        out[n, 0] = keep
+    return out
+
+
+def math_reference(q, k, v, do, bias, causal, bottom_right, seq_q, seq_kv):
+    """O and the gradients by PyTorch's MATH backend in float64."""
+    b, hq, sq, _ = q.shape
+    hk, skv = k.shape[1], k.shape[2]
+    x = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    bias64 = bias.detach().double().requires_grad_() if bias is not None else None
+    kk = x[1].repeat_interleave(hq // hk, dim=1)
+    vv = x[2].repeat_interleave(hq // hk, dim=1)
+    keep = keep_mask(b, sq, skv, causal, bottom_right, seq_q, seq_kv)
+    mask = torch.zeros(keep.shape, dtype=torch.float64, device=DEV).masked_fill(~keep, float("-inf"))
+    if bias64 is not None:
+        mask = mask + bias64
+    with sdpa_kernel(SDPBackend.MATH):
+        o = F.scaled_dot_product_attention(x[0], kk, vv, attn_mask=mask)
+    o.backward(do.double())
+    grads = [t.grad for t in x] + [bias64.grad if bias64 is not None else None]
+    return o.detach(), grads
+
+
+def row_valid(b, sq, seq_q):
+    valid = torch.ones((b, 1, sq, 1), dtype=torch.bool, device=DEV)
+    if seq_q is not None:
+        for n in range(b):
+            valid[n, :, int(seq_q[n]):] = False
+    return valid
+
+
+CASES = [
+    # (name, b, hq, hk, sq, skv, d, bias shape or None, causal, bottom_right, seq lens)
+    ("bias-per-batch", 2, 4, 4, 128, 128, 64, (2, 4), False, False, None),
+    ("bias-broadcast-heads", 2, 4, 4, 96, 160, 64, (1, 4), True, False, None),
+    ("bias-broadcast-batch", 2, 4, 4, 128, 128, 128, (2, 1), False, False, None),
+    ("bias-broadcast-all", 2, 2, 2, 64, 64, 64, (1, 1), True, False, None),
+    ("gqa-8-2", 2, 8, 2, 256, 256, 128, None, True, False, None),
+    ("mqa-4-1", 1, 4, 1, 100, 300, 64, None, False, False, None),
+    ("causal-top-left", 1, 4, 4, 200, 330, 64, None, True, False, None),
+    ("causal-bottom-right", 1, 4, 4, 200, 330, 128, None, True, True, None),
+    ("padding", 3, 4, 4, 128, 160, 64, None, False, False, ((128, 70, 9), (160, 100, 33))),
+    ("padding-causal-bottom-right", 2, 4, 2, 96, 128, 64, None, True, True, ((96, 40), (128, 90))),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_attention_gradients_match_the_float64_math_backend(case, dtype):
+    _, b, hq, hk, sq, skv, d, bias_shape, causal, bottom_right, lens = case
+    torch.manual_seed(1)
+    q = torch.randn((b, hq, sq, d), device=DEV, dtype=dtype).requires_grad_()
+    k = torch.randn((b, hk, skv, d), device=DEV, dtype=dtype).requires_grad_()
+    v = torch.randn((b, hk, skv, d), device=DEV, dtype=dtype).requires_grad_()
+    bias = None
+    if bias_shape:
+        bias = (0.5 * torch.randn((*bias_shape, sq, skv), device=DEV, dtype=dtype)).requires_grad_()
+    seq_q = seq_kv = None
+    if lens:
+        seq_q = torch.tensor(lens[0], dtype=torch.int32, device=DEV)
+        seq_kv = torch.tensor(lens[1], dtype=torch.int32, device=DEV)
+    do = torch.randn((b, hq, sq, d), device=DEV, dtype=dtype)
+    valid = row_valid(b, sq, lens[0] if lens else None)
+    do = do * valid
+    o = rime.attention(q, k, v, bias=bias, causal=causal,
+                       causal_alignment="bottom_right" if bottom_right else "top_left",
+                       seq_lens=None if lens is None else (seq_q, seq_kv))
+    o.backward(do)
+    want_o, want = math_reference(q, k, v, do, bias, causal, bottom_right,
+                                  lens[0] if lens else None, lens[1] if lens else None)
+    tol = TOL[dtype]
+    assert rel(o * valid, want_o * valid) <= tol
+    if lens:
+        assert torch.all(o[~valid.expand_as(o)] == 0), "padded rows of O are zero"
+    for name, got, exp in zip(("dq", "dk", "dv"), (q.grad, k.grad, v.grad), want[:3]):
+        assert rel(got, exp) <= tol, f"{name}: {rel(got, exp):.3g}"
+    if bias is not None:
+        assert bias.grad.shape == bias.shape
+        assert rel(bias.grad, want[3]) <= tol, f"dbias: {rel(bias.grad, want[3]):.3g}"
+
+
+@pytest.mark.parametrize("bias_shape", [None, (2, 4)], ids=["no-bias", "bias-per-batch"])
+def test_deterministic_gradients_are_bitwise_equal_over_repeats(bias_shape):
+    torch.manual_seed(2)
+    b, h, s, d = 2, 4, 512, 128
+    q, k, v = (torch.randn((b, h, s, d), device=DEV, dtype=torch.bfloat16) for _ in range(3))
+    bias = torch.randn((*bias_shape, s, s), device=DEV, dtype=torch.bfloat16) if bias_shape else None
+    do = torch.randn((b, h, s, d), device=DEV, dtype=torch.bfloat16)
+    runs = []
+    for _ in range(5):
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        bleaf = bias.clone().requires_grad_() if bias is not None else None
+        o = rime.attention(*leaves, bias=bleaf, causal=True, deterministic=True)
+        o.backward(do)
+        runs.append([t.grad for t in leaves] + ([bleaf.grad] if bleaf is not None else []))
+    for other in runs[1:]:
+        for a, c in zip(runs[0], other):
+            assert torch.equal(a, c)
+    want_o, want = math_reference(q, k, v, do, bias, True, False, None, None)
+    assert rel(runs[0][0], want[0]) <= TOL[torch.bfloat16]
+
+
+def test_deterministic_broadcast_dbias_is_refused_with_its_reason():
+    q = torch.randn((2, 2, 128, 64), device=DEV, dtype=torch.bfloat16)
+    bias = torch.randn((1, 2, 128, 128), device=DEV, dtype=torch.bfloat16)
+    o, stats = rime.sdpa(q, q, q, bias=bias)
+    with pytest.raises(rime.UnsupportedGraph) as e:
+        rime.sdpa_backward(q, q, q, o, o, stats, bias=bias, dbias=True, deterministic=True)
+    assert "BIA003" in e.value.codes
+
+
+def test_bshd_and_packed_qkv_strides_run_in_place():
+    torch.manual_seed(3)
+    b, s, h, d = 2, 192, 4, 64
+    qkv = torch.randn((b, s, 3, h, d), device=DEV, dtype=torch.bfloat16)
+    q, k, v = (qkv[:, :, n].transpose(1, 2) for n in range(3))
+    assert not q.is_contiguous()
+    o, stats = rime.sdpa(q, k, v, causal=True)
+    with sdpa_kernel(SDPBackend.MATH):
+        want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+    assert rel(o, want) <= TOL[torch.bfloat16]
+    g = rime.sdpa_backward(q, k, v, o, torch.ones_like(o), stats, causal=True)
+    assert g.dq.shape == q.shape and torch.isfinite(g.dq).all()
+
+
+def _step(q, k, v, bias):
+    return rime.attention(q, k, v, bias=bias, causal=True).float().square().mean()
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_torch_compile_training_step_without_graph_breaks(backend):
+    if backend == "inductor" and shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("inductor's Triton launcher needs a C compiler (cc); none is on PATH")
+    torch._dynamo.reset()
+    torch.manual_seed(4)
+    shapes = [(2, 4, 256, 64)] * 3 + [(2, 4, 256, 256)]
+    eager = [torch.randn(s, device=DEV, dtype=torch.bfloat16).requires_grad_() for s in shapes]
+    compiled = [t.detach().clone().requires_grad_() for t in eager]
+    step = torch.compile(_step, backend=backend, fullgraph=True)
+    for params, fn in ((eager, _step), (compiled, step)):
+        opt = torch.optim.SGD(params, lr=0.5)
+        for _ in range(3):
+            opt.zero_grad()
+            fn(*params).backward()
+            opt.step()
+    for a, c in zip(eager, compiled):
+        assert rel(c, a) <= 1e-2
+    explained = torch._dynamo.explain(_step)(*compiled)
+    assert explained.graph_break_count == 0
+
+
+def test_work_on_a_non_default_stream_is_ordered():
+    torch.manual_seed(5)
+    shape = (2, 4, 1024, 128)
+    src = [torch.randn(shape, device=DEV, dtype=torch.bfloat16) for _ in range(3)]
+    with sdpa_kernel(SDPBackend.MATH):
+        want = F.scaled_dot_product_attention(*(t.double() for t in src), is_causal=True)
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        q, k, v = (torch.zeros(shape, device=DEV, dtype=torch.bfloat16) for _ in range(3))
+        torch.cuda._sleep(50_000_000)  # the copies below land long after this call returns
+        for dst, s in zip((q, k, v), src):
+            dst.copy_(s)
+        o, stats = rime.sdpa(q, k, v, causal=True)
+        doubled = o * 2  # queued after rime's kernels on the same stream
+    assert torch.cuda.current_stream() != side
+    side.synchronize()
+    assert rel(o, want) <= TOL[torch.bfloat16]
+    assert torch.equal(doubled, o * 2)
+
+
+def test_the_default_stream_is_used_when_current():
+    torch.manual_seed(6)
+    q = torch.randn((1, 2, 256, 64), device=DEV, dtype=torch.float16)
+    torch.cuda._sleep(20_000_000)
+    o, _ = rime.sdpa(q, q, q)
+    with sdpa_kernel(SDPBackend.MATH):
+        want = F.scaled_dot_product_attention(q.double(), q.double(), q.double())
+    assert rel(o, want) <= TOL[torch.float16]
+
+
+def test_misaligned_tensors_name_the_argument():
+    flat = torch.randn(2 * 128 * 64 + 1, device=DEV, dtype=torch.bfloat16)
+    q = flat[1:].view(1, 2, 128, 64)  # 2 bytes past a 16-byte boundary
+    k = torch.randn((1, 2, 128, 64), device=DEV, dtype=torch.bfloat16)
+    with pytest.raises(rime.TensorError) as e:
+        rime.sdpa(q, k, k)
+    assert e.value.argument == "q" and "multiple of 16" in str(e.value)
+
+
+def test_mixed_devices_name_the_argument():
+    q = torch.randn((1, 2, 128, 64), device=DEV, dtype=torch.bfloat16)
+    with pytest.raises(rime.TensorError) as e:
+        rime.sdpa(q, q.cpu(), q)
+    assert e.value.argument == "k" and "cuda:0" in str(e.value)
+
+
+def test_a_head_dim_the_kernels_do_not_take_is_a_reason():
+    q = torch.randn((1, 2, 128, 20), device=DEV, dtype=torch.bfloat16)
+    with pytest.raises(rime.UnsupportedGraph) as e:
+        rime.sdpa(q, q, q)
+    assert "SMX001" in e.value.codes
+
+
+def test_graph_api_executes_on_cuda_with_a_torch_workspace():
+    torch.manual_seed(7)
+    dims = [2, 4, 256, 64]
+    g = rime.Graph(io_data_type=torch.bfloat16)
+    names = ("Q", "K", "V", "O", "dO")
+    q, k, v, o, do = (g.tensor(n, dims) for n in names)
+    stats = g.tensor("Stats", dims[:3] + [1], data_type="f32")
+    dq, dk, dv, _, _ = g.sdpa_backward(q, k, v, o, do, stats, use_causal_mask=True)
+    g.build_plans(target="cuda:0")
+    assert g.device == "cuda:0"
+    x = {n: torch.randn(dims, device=DEV, dtype=torch.bfloat16) for n in ("Q", "K", "V", "dO")}
+    x["O"], x["Stats"] = rime.sdpa(x["Q"], x["K"], x["V"], causal=True)
+    out = {t: torch.empty(dims, device=DEV, dtype=torch.bfloat16) for t in (dq, dk, dv)}
+    ws = torch.empty(g.get_workspace_size(), device=DEV, dtype=torch.uint8)
+    g.execute({**x, **out}, workspace=ws)
+    want = rime.sdpa_backward(x["Q"], x["K"], x["V"], x["O"], x["dO"], x["Stats"], causal=True)
+    torch.cuda.synchronize()
+    assert torch.allclose(out[dq].float(), want.dq.float(), atol=1e-2, rtol=1e-2)
