@@ -51,11 +51,8 @@ pub fn refusal(text: &str, source: &str) -> Option<(&'static str, String)> {
         Err(e) => return Some(("load", e.to_string())),
     };
     if let Err(errors) = graph.validate() {
-        let lines: Vec<String> = errors
-            .0
-            .iter()
-            .map(|e| json::describe(text, source, &graph, e))
-            .collect();
+        let describer = json::Describer::new(text, source, &graph);
+        let lines: Vec<String> = errors.0.iter().map(|e| describer.describe(e)).collect();
         return Some(("validate", lines.join("\n")));
     }
     let report = analyze(&graph, &Target::by_name("cpu").expect("cpu target"));

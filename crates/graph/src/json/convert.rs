@@ -2,10 +2,11 @@
 //! nothing else: it neither checks structure (that is [`Graph::validate`]) nor fills in
 //! anything the file did not say.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 
 use super::error::LoadError;
-use super::locate::{locate, JsonPath};
+use super::locate::{JsonPath, SourceIndex};
 use super::maps::{Finite32, FormatName, NamedMap, PortMap, TensorRef, Version};
 use super::wire::{
     AlignmentName, ContextDoc, DataTypeName, GraphDoc, NodeDoc, ScalarDoc, Tag, TensorDoc,
@@ -142,9 +143,13 @@ pub(crate) fn to_doc(graph: &Graph) -> GraphDoc {
 }
 
 /// Resolves tensor references (by name or uid) of one document, with located errors.
+///
+/// A reference that resolves costs two hash lookups; the text is scanned for line and column
+/// only when one does not (once, however many fail), so loading stays linear in the file size.
 pub(crate) struct Resolver<'a> {
     text: &'a str,
     file: &'a str,
+    index: OnceCell<SourceIndex>,
     names: HashMap<String, TensorId>,
     uids: HashMap<i64, Vec<TensorId>>,
     tensor_names: Vec<String>,
@@ -156,6 +161,7 @@ impl<'a> Resolver<'a> {
         Resolver {
             text,
             file,
+            index: OnceCell::new(),
             names: HashMap::new(),
             uids: HashMap::new(),
             tensor_names: Vec::new(),
@@ -178,23 +184,31 @@ impl<'a> Resolver<'a> {
 
     /// The tensor `r` refers to; `path` is where the reference is, for errors.
     pub(crate) fn resolve(&self, r: &TensorRef, path: JsonPath) -> Result<TensorId, LoadError> {
-        let at = locate(self.text, &path).unwrap_or_default();
-        let (file, path) = (self.file.to_owned(), path.to_string());
-        match r {
-            TensorRef::Name(name) => {
-                self.names
-                    .get(name.as_str())
-                    .copied()
-                    .ok_or_else(|| LoadError::UnknownTensorName {
-                        file,
-                        at,
-                        path,
-                        name: name.clone(),
-                    })
-            }
+        let found = match r {
+            TensorRef::Name(name) => self.names.get(name.as_str()).copied(),
             TensorRef::Uid(uid) => match self.uids.get(uid).map(Vec::as_slice) {
-                Some([id]) => Ok(*id),
-                Some(ids) if ids.len() > 1 => Err(LoadError::AmbiguousUid {
+                Some([id]) => Some(*id),
+                _ => None,
+            },
+        };
+        if let Some(id) = found {
+            return Ok(id);
+        }
+        let at = self
+            .index
+            .get_or_init(|| SourceIndex::new(self.text))
+            .locate(&path)
+            .unwrap_or_default();
+        let (file, path) = (self.file.to_owned(), path.to_string());
+        Err(match r {
+            TensorRef::Name(name) => LoadError::UnknownTensorName {
+                file,
+                at,
+                path,
+                name: name.clone(),
+            },
+            TensorRef::Uid(uid) => match self.uids.get(uid) {
+                Some(ids) if ids.len() > 1 => LoadError::AmbiguousUid {
                     file,
                     at,
                     path,
@@ -203,15 +217,15 @@ impl<'a> Resolver<'a> {
                         .iter()
                         .map(|id| self.tensor_names[id.index()].clone())
                         .collect(),
-                }),
-                _ => Err(LoadError::UnknownUid {
+                },
+                _ => LoadError::UnknownUid {
                     file,
                     at,
                     path,
                     uid: *uid,
-                }),
+                },
             },
-        }
+        })
     }
 
     /// Resolves a port map found at `path`.
