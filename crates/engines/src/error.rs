@@ -111,6 +111,15 @@ pub enum EngineError {
         /// Engine name.
         engine: &'static str,
     },
+    /// Host memory for a buffer or an engine's scratch could not be allocated: the caller's
+    /// estimate ([`crate::Plan::scratch`]) was exceeded or memory ran out meanwhile.
+    #[error("out of host memory allocating {what}: {bytes} bytes")]
+    OutOfHostMemory {
+        /// What was being allocated.
+        what: String,
+        /// Bytes asked for.
+        bytes: u64,
+    },
     /// The CUDA engine failed (CUDA unavailable, compilation, driver, layout).
     #[error(transparent)]
     Cuda(#[from] crate::cuda::CudaError),

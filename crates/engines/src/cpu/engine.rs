@@ -11,10 +11,10 @@ use super::layout::{HostSliceMut, TensorMut, TensorRef, View4};
 use super::problem::{
     AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, Problem, SeqLens, Shape,
 };
-use super::{backward, forward};
+use super::{backward, forward, memory};
 use crate::{
     check_workspace, expect_engine, Binding, Buffer, Engine, EngineError, HostData, HostDataMut,
-    MemoryLocation, Plan, PlanTensors, VariantPack, Workspace,
+    MemoryLocation, MemoryNeeds, Plan, PlanTensors, VariantPack, Workspace,
 };
 
 const ENGINE: &str = "cpu_reference";
@@ -33,6 +33,8 @@ pub struct CpuPlan {
     problem: Problem,
     scale: AttnScale,
     tensors: PlanTensors,
+    /// (batch, head) dims of the dBias output, when the node writes one.
+    dbias: Option<[usize; 2]>,
 }
 
 fn unsupported(feature: &'static str) -> EngineError {
@@ -101,7 +103,15 @@ impl CpuPlan {
         if let AttnScale::Value(v) = approved.attn_scale() {
             problem.scale = f64::from(v);
         }
+        let dbias = match node.output(Port::DBias).and_then(|id| graph.get(id)) {
+            Some(t) => match t.dims.as_slice() {
+                [bb, bh, ..] => Some([to_usize(*bb)?, to_usize(*bh)?]),
+                _ => None,
+            },
+            None => None,
+        };
         Ok(CpuPlan {
+            dbias,
             tensors: PlanTensors::of(&graph, node),
             op: node.op,
             node: approved.node_id(),
@@ -260,6 +270,10 @@ impl Plan for CpuPlan {
 
     fn tensors(&self) -> &PlanTensors {
         &self.tensors
+    }
+
+    fn scratch(&self) -> MemoryNeeds {
+        memory::scratch(&self.problem, self.op, self.dbias)
     }
 
     fn check(&self, pack: &VariantPack) -> Result<Binding, EngineError> {

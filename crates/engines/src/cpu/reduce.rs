@@ -7,6 +7,8 @@
 
 use super::element::Real;
 use super::problem::{BackwardOutputs, Problem, Shape};
+use crate::memory::try_filled;
+use crate::EngineError;
 
 /// Gradients one (batch, query head) task produces, packed row-major.
 pub(crate) struct HeadGrads<A> {
@@ -24,18 +26,18 @@ pub(crate) struct HeadGrads<A> {
 
 impl<A: Real> HeadGrads<A> {
     /// All-zero gradients (rows a task never touches stay zero).
-    pub fn zeros(s: &Shape, want_dbias: bool) -> Self {
-        HeadGrads {
-            dq: vec![A::zero(); s.sq * s.dqk],
-            dk: vec![A::zero(); s.skv * s.dqk],
-            dv: vec![A::zero(); s.skv * s.dv],
+    pub fn zeros(s: &Shape, want_dbias: bool) -> Result<Self, EngineError> {
+        Ok(HeadGrads {
+            dq: try_filled(s.sq * s.dqk, A::zero(), "one head's dQ")?,
+            dk: try_filled(s.skv * s.dqk, A::zero(), "one head's share of dK")?,
+            dv: try_filled(s.skv * s.dv, A::zero(), "one head's share of dV")?,
             dbias: if want_dbias {
-                vec![A::zero(); s.sq * s.skv]
+                try_filled(s.sq * s.skv, A::zero(), "one head's dBias")?
             } else {
                 Vec::new()
             },
             dsink: A::zero(),
-        }
+        })
     }
 }
 
@@ -58,20 +60,21 @@ fn add_into<A: Real>(acc: &mut [A], part: &[A]) {
 
 impl<A: Real> Accumulators<A> {
     /// Zeroed sums for `p`; `dbias_dims` are the batch and head dims of dBias.
-    pub fn new(p: &Problem, dbias_dims: Option<[usize; 2]>) -> Self {
+    pub fn new(p: &Problem, dbias_dims: Option<[usize; 2]>) -> Result<Self, EngineError> {
         let s = p.shape;
-        Accumulators {
+        Ok(Accumulators {
             shape: s,
             k_group: p.k_group(),
             v_group: p.v_group(),
             dbias_dims,
-            dk: vec![A::zero(); s.b * s.hk * s.skv * s.dqk],
-            dv: vec![A::zero(); s.b * s.hv * s.skv * s.dv],
-            dbias: dbias_dims.map_or(Vec::new(), |[bb, bh]| {
-                vec![A::zero(); bb * bh * s.sq * s.skv]
-            }),
-            dsink: vec![A::zero(); s.hq],
-        }
+            dk: try_filled(s.b * s.hk * s.skv * s.dqk, A::zero(), "the dK sums")?,
+            dv: try_filled(s.b * s.hv * s.skv * s.dv, A::zero(), "the dV sums")?,
+            dbias: match dbias_dims {
+                Some([bb, bh]) => try_filled(bb * bh * s.sq * s.skv, A::zero(), "the dBias sums")?,
+                None => Vec::new(),
+            },
+            dsink: try_filled(s.hq, A::zero(), "the dSink sums")?,
+        })
     }
 
     /// Adds head (b, h)'s shares. Call in ascending (b, h) order.
