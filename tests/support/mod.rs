@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod edits;
+
 use std::path::{Path, PathBuf};
 
 use rime::graph::{json, Graph};

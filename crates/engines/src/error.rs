@@ -24,25 +24,25 @@ pub enum EngineError {
         feature: &'static str,
     },
     /// A graph tensor needs a buffer and the variant pack has none.
-    #[error("variant pack has no buffer for tensor '{tensor}'")]
+    #[error("variant pack has no buffer for tensor '{tensor_}'", tensor_ = rime_graph::shown(.tensor))]
     MissingBuffer {
         /// Tensor name.
         tensor: String,
     },
     /// The variant pack holds a key that is not a non-virtual tensor of the graph.
-    #[error("variant pack entry {key} is not a tensor of the graph that takes a buffer")]
+    #[error("variant pack entry {key_} is not a tensor of the graph that takes a buffer", key_ = rime_graph::shown(.key))]
     ExtraBuffer {
         /// The key as written by the user (uid or name).
         key: String,
     },
     /// Two keys of the variant pack name the same tensor.
-    #[error("variant pack gives tensor '{tensor}' twice")]
+    #[error("variant pack gives tensor '{tensor_}' twice", tensor_ = rime_graph::shown(.tensor))]
     DuplicateBuffer {
         /// Tensor name.
         tensor: String,
     },
     /// A buffer's element type differs from the tensor's.
-    #[error("tensor '{tensor}' is {expected}, but its buffer holds {actual}")]
+    #[error("tensor '{tensor_}' is {expected}, but its buffer holds {actual}", tensor_ = rime_graph::shown(.tensor))]
     DataTypeMismatch {
         /// Tensor name.
         tensor: String,
@@ -52,7 +52,7 @@ pub enum EngineError {
         actual: DataType,
     },
     /// A buffer is shorter than the strided span of its tensor.
-    #[error("tensor '{tensor}' spans {needed} elements, but its buffer holds {len}")]
+    #[error("tensor '{tensor_}' spans {needed} elements, but its buffer holds {len}", tensor_ = rime_graph::shown(.tensor))]
     BufferTooSmall {
         /// Tensor name.
         tensor: String,
@@ -62,7 +62,7 @@ pub enum EngineError {
         len: usize,
     },
     /// A tensor's dims or strides cannot be used (rank, negative or overflowing values).
-    #[error("tensor '{tensor}' has unusable layout: dims {dims:?}, strides {strides:?}")]
+    #[error("tensor '{tensor_}' has unusable layout: dims {dims:?}, strides {strides:?}", tensor_ = rime_graph::shown(.tensor))]
     BadLayout {
         /// Tensor name.
         tensor: String,
@@ -72,7 +72,7 @@ pub enum EngineError {
         strides: Vec<i64>,
     },
     /// A tensor's dims disagree with the attention problem.
-    #[error("tensor '{tensor}' has dims {actual:?}, expected {expected:?}")]
+    #[error("tensor '{tensor_}' has dims {actual:?}, expected {expected:?}", tensor_ = rime_graph::shown(.tensor))]
     DimsMismatch {
         /// Tensor name.
         tensor: String,
@@ -82,7 +82,7 @@ pub enum EngineError {
         actual: Vec<usize>,
     },
     /// A sequence length is negative or longer than the sequence.
-    #[error("tensor '{tensor}' gives length {value} for batch {batch}; allowed 0..={max}")]
+    #[error("tensor '{tensor_}' gives length {value} for batch {batch}; allowed 0..={max}", tensor_ = rime_graph::shown(.tensor))]
     SeqLenOutOfRange {
         /// Tensor name.
         tensor: String,
@@ -102,7 +102,7 @@ pub enum EngineError {
         given: usize,
     },
     /// A buffer lives where this engine cannot read it (e.g. a device buffer for the CPU).
-    #[error("tensor '{tensor}' is in {location} memory, engine {engine} needs host memory")]
+    #[error("tensor '{tensor_}' is in {location} memory, engine {engine} needs host memory", tensor_ = rime_graph::shown(.tensor))]
     WrongMemory {
         /// Tensor name.
         tensor: String,
@@ -113,7 +113,7 @@ pub enum EngineError {
     },
     /// Host memory for a buffer or an engine's scratch could not be allocated: the caller's
     /// estimate ([`crate::Plan::scratch`]) was exceeded or memory ran out meanwhile.
-    #[error("out of host memory allocating {what}: {bytes} bytes")]
+    #[error("out of host memory allocating {what_}: {bytes} bytes", what_ = rime_graph::shown(.what))]
     OutOfHostMemory {
         /// What was being allocated.
         what: String,

@@ -184,6 +184,16 @@ impl<'a> Resolver<'a> {
 
     /// The tensor `r` refers to; `path` is where the reference is, for errors.
     pub(crate) fn resolve(&self, r: &TensorRef, path: JsonPath) -> Result<TensorId, LoadError> {
+        self.resolve_at(r, || path)
+    }
+
+    /// [`Resolver::resolve`] with the path made only when the reference fails (a path is a
+    /// few allocations, and a large graph has hundreds of thousands of references).
+    pub(crate) fn resolve_at(
+        &self,
+        r: &TensorRef,
+        path: impl FnOnce() -> JsonPath,
+    ) -> Result<TensorId, LoadError> {
         let found = match r {
             TensorRef::Name(name) => self.names.get(name.as_str()).copied(),
             TensorRef::Uid(uid) => match self.uids.get(uid).map(Vec::as_slice) {
@@ -194,6 +204,7 @@ impl<'a> Resolver<'a> {
         if let Some(id) = found {
             return Ok(id);
         }
+        let path = path();
         let at = self
             .index
             .get_or_init(|| SourceIndex::new(self.text))
@@ -232,7 +243,7 @@ impl<'a> Resolver<'a> {
     fn ports(&self, map: &PortMap, path: JsonPath) -> Result<BTreeMap<Port, TensorId>, LoadError> {
         map.0
             .iter()
-            .map(|(port, r)| Ok((*port, self.resolve(r, path.key(port.name()))?)))
+            .map(|(port, r)| Ok((*port, self.resolve_at(r, || path.key(port.name()))?)))
             .collect()
     }
 }
@@ -253,7 +264,9 @@ pub(crate) fn from_doc(doc: &GraphDoc, text: &str, file: &str) -> Result<Graph, 
     let tensors_path = JsonPath::default().key("tensors");
     for (name, t) in &doc.tensors.0 {
         let ragged_offset = match &t.ragged_offset {
-            Some(r) => Some(resolver.resolve(r, tensors_path.key(name).key("ragged_offset"))?),
+            Some(r) => {
+                Some(resolver.resolve_at(r, || tensors_path.key(name).key("ragged_offset"))?)
+            }
             None => None,
         };
         graph.tensor(Tensor {

@@ -3,8 +3,10 @@
 //! numbers, and the format/version markers.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -38,9 +40,29 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for NamedMap<T> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
                 let mut entries: Vec<(String, T)> = Vec::new();
-                let mut seen: HashSet<String> = HashSet::new();
+                // The first entry of each key hash: duplicates are found in O(1) per key
+                // without a second copy of every name; keys whose hash another key has are
+                // few (collisions) and compared one by one.
+                let hasher = std::collections::hash_map::RandomState::new();
+                let mut first: HashMap<u64, usize> = HashMap::new();
+                let mut collided: Vec<usize> = Vec::new();
                 while let Some(key) = access.next_key::<String>()? {
-                    if !seen.insert(key.clone()) {
+                    let index = entries.len();
+                    let duplicate = match first.entry(hasher.hash_one(&key)) {
+                        Entry::Vacant(slot) => {
+                            slot.insert(index);
+                            false
+                        }
+                        Entry::Occupied(slot) => {
+                            let seen = entries[*slot.get()].0 == key
+                                || collided.iter().any(|&i| entries[i].0 == key);
+                            if !seen {
+                                collided.push(index);
+                            }
+                            seen
+                        }
+                    };
+                    if duplicate {
                         return Err(de::Error::custom(format!(
                             "duplicate key `{}`",
                             crate::shown(&key)
