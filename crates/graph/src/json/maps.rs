@@ -246,7 +246,7 @@ impl<'de> Deserialize<'de> for Finite32 {
                     Err(E::custom(format!("{v} is outside the f32 range")))
                 } else if rounded == 0.0 && v != 0.0 {
                     Err(E::custom(format!(
-                        "{v} is too small for f32 and would read as 0 (the smallest positive f32 is {:e}); write 0 if zero is meant",
+                        "{v:e} is too small for f32 and would read as 0 (the smallest positive f32 is {:e}); write 0 if zero is meant",
                         f32::from_bits(1)
                     )))
                 } else {
