@@ -62,6 +62,20 @@ pub struct TensorFile {
     entries: Vec<Entry>,
 }
 
+/// The tensors a run reads from its caller: graph inputs that take a buffer (not virtual, not
+/// passed by value). These, and only these, may be in the file.
+pub fn caller_inputs(graph: &Graph) -> Vec<TensorId> {
+    graph
+        .graph_inputs()
+        .into_iter()
+        .filter(|&id| {
+            graph
+                .get(id)
+                .is_some_and(|t| !t.is_virtual && t.pass_by_value.is_none())
+        })
+        .collect()
+}
+
 /// The safetensors name of a graph data type (`None`: bool, which rime never reads here).
 pub fn dtype_of(dt: DataType) -> Option<Dtype> {
     Some(match dt {

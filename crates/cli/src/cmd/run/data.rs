@@ -41,20 +41,6 @@ impl Rng {
     }
 }
 
-/// The tensors a run reads from its caller: graph inputs that take a buffer (not virtual, not
-/// passed by value).
-pub fn caller_inputs(graph: &Graph) -> Vec<TensorId> {
-    graph
-        .graph_inputs()
-        .into_iter()
-        .filter(|&id| {
-            graph
-                .get(id)
-                .is_some_and(|t| !t.is_virtual && t.pass_by_value.is_none())
-        })
-        .collect()
-}
-
 /// Bytes of one element of `dt`.
 pub fn element_bytes(dt: DataType) -> u64 {
     match dt {

@@ -195,7 +195,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         &graph,
         args.inputs.as_deref(),
         args.seed,
-        &data::caller_inputs(&graph),
+        &crate::tensor_file::caller_inputs(&graph),
     )?;
     let mut twins = BTreeMap::new();
     for node in forward_twin::needed(&graph, &inputs, &order)? {
