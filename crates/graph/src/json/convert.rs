@@ -151,8 +151,9 @@ pub(crate) struct Resolver<'a> {
     file: &'a str,
     index: OnceCell<SourceIndex>,
     names: HashMap<String, TensorId>,
-    uids: HashMap<i64, Vec<TensorId>>,
-    tensor_names: Vec<String>,
+    /// Uid -> the tensors that have it, with their names (for the ambiguity error).
+    uids: HashMap<i64, Vec<(TensorId, String)>>,
+    count: usize,
 }
 
 impl<'a> Resolver<'a> {
@@ -164,21 +165,24 @@ impl<'a> Resolver<'a> {
             index: OnceCell::new(),
             names: HashMap::new(),
             uids: HashMap::new(),
-            tensor_names: Vec::new(),
+            count: 0,
         }
     }
 
     /// Registers the next tensor (ids in order) under its name, extra aliases and uid. The
     /// first tensor registered under a name keeps it.
     pub(crate) fn add(&mut self, name: &str, aliases: &[&str], uid: Option<i64>) -> TensorId {
-        let id = TensorId(u32::try_from(self.tensor_names.len()).unwrap_or(u32::MAX));
+        let id = TensorId(u32::try_from(self.count).unwrap_or(u32::MAX));
+        self.count += 1;
         for n in std::iter::once(name).chain(aliases.iter().copied()) {
             self.names.entry(n.to_owned()).or_insert(id);
         }
         if let Some(uid) = uid {
-            self.uids.entry(uid).or_default().push(id);
+            self.uids
+                .entry(uid)
+                .or_default()
+                .push((id, name.to_owned()));
         }
-        self.tensor_names.push(name.to_owned());
         id
     }
 
@@ -197,7 +201,7 @@ impl<'a> Resolver<'a> {
         let found = match r {
             TensorRef::Name(name) => self.names.get(name.as_str()).copied(),
             TensorRef::Uid(uid) => match self.uids.get(uid).map(Vec::as_slice) {
-                Some([id]) => Some(*id),
+                Some([(id, _)]) => Some(*id),
                 _ => None,
             },
         };
@@ -224,10 +228,7 @@ impl<'a> Resolver<'a> {
                     at,
                     path,
                     uid: *uid,
-                    tensors: ids
-                        .iter()
-                        .map(|id| self.tensor_names[id.index()].clone())
-                        .collect(),
+                    tensors: ids.iter().map(|(_, name)| name.clone()).collect(),
                 },
                 _ => LoadError::UnknownUid {
                     file,
