@@ -1,7 +1,8 @@
 //! The CPU engine's scratch estimate (`Plan::scratch`) bounds what `execute` really allocates,
 //! measured by a counting global allocator, and is not far above it; the scratch grows with
 //! Skv x D, not with Sq x Skv. One test in this binary, so that nothing else allocates while
-//! it measures.
+//! it measures (a worker thread's first gemm call allocates gemm's per-thread slab, which the
+//! estimate counts).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -112,8 +113,12 @@ fn the_scratch_estimate_bounds_what_execute_allocates() {
             "{}: used {used} B > estimate {estimate} B",
             case.0
         );
+        // gemm's per-thread memory is counted in full but allocated once per thread, often
+        // before this measurement: it is slack here, not a measure of the bound's quality.
+        let gemm = u64::try_from(rayon::current_num_threads()).expect("fits")
+            * rime_engines::cpu::memory::GEMM_PER_THREAD;
         assert!(
-            estimate <= 3 * used + (1 << 20),
+            estimate <= 3 * used + gemm + (1 << 20),
             "{}: estimate {estimate} B is far above the {used} B used",
             case.0
         );

@@ -66,13 +66,13 @@ pub fn backward<A: Real>(
                 )
             })
             .collect::<Result<_, _>>()?;
-        for (&t, g) in chunk.iter().zip(&heads) {
+        for (&t, g) in chunk.iter().zip(heads) {
             let (b, h) = (t / s.hq, t % s.hq);
             outputs.dq.scatter(b, h, 0..s.sq, s.dqk, &g.dq);
             sums.add(b, h, g);
         }
     }
-    sums.write(&mut outputs);
+    sums.write(&mut outputs)?;
     Ok(())
 }
 

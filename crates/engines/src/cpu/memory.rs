@@ -9,7 +9,11 @@
 //! - forward, per head in flight: its O (Sq x Dv) and Stats (Sq);
 //! - backward, per head in flight: its dQ (Sq x Dqk), its share of dK and dV
 //!   (Skv x (Dqk + Dv)) and, with dBias, its dS (Sq x Skv);
-//! - backward, once: the dK, dV (and dBias, dSink) sums, sized like those outputs.
+//! - backward, once: the dK, dV (and dBias, dSink) sums, sized like those outputs (a head's
+//!   share becomes the sum of a kv head it is first to reach, so this and the shares overlap;
+//!   the bound counts both).
+//!
+//! - per thread: the `gemm` crate's packing memory ([`GEMM_PER_THREAD`]).
 //!
 //! So the scratch grows with Skv x D (as the inputs do), never with Sq x Skv unless dBias,
 //! which is that size itself, is asked for.
@@ -19,6 +23,11 @@ use rime_graph::OpKind;
 use super::problem::Problem;
 use super::{heads_in_flight, BLOCK_KV, BLOCK_Q};
 use crate::MemoryNeeds;
+
+/// What the `gemm` crate allocates per thread, at most: a slab the size of the L2 cache, kept
+/// for the thread's life (1 MiB on this machine, 2 MiB on the largest current cores), plus the
+/// packed operands of one tile product (at most 512 x 256 f32, 512 KiB). Counted as 4 MiB.
+pub const GEMM_PER_THREAD: u64 = 4 << 20;
 
 /// Bytes of the engine's arithmetic type.
 const REAL: u64 = std::mem::size_of::<f32>() as u64;
@@ -70,6 +79,11 @@ pub fn scratch(problem: &Problem, op: OpKind, dbias: Option<[usize; 2]>) -> Memo
     needs.add(
         "CPU engine: task list",
         mul(&[tasks, n(std::mem::size_of::<usize>())]),
+    );
+    let threads = n(rayon::current_num_threads());
+    needs.add(
+        format!("CPU engine: gemm packing of {threads} threads"),
+        threads.saturating_mul(GEMM_PER_THREAD),
     );
     match op {
         OpKind::SdpaForward => {
