@@ -242,10 +242,7 @@ fn table_row(v: &Value) -> String {
 /// No GPU, an unreadable suites file or an unwritable output directory.
 pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     let (text, source) = match &args.suites {
-        Some(path) => (
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
-            path.display().to_string(),
-        ),
+        Some(path) => (crate::read::graph_text(path)?, path.display().to_string()),
         None => (BUILT_IN_SUITES.to_owned(), "the built-in suites".to_owned()),
     };
     let suites: Value = serde_json::from_str(&text).with_context(|| format!("parsing {source}"))?;
