@@ -118,7 +118,7 @@ fn choose<'a>(node: NodeId, ranked: &'a [Candidate], engines: &Engines) -> Optio
     if let Some(f) = fallback {
         eprintln!(
             "note: node '{}': top candidate {} needs a GPU this machine cannot drive; running {} instead",
-            top.node_name,
+            shown(&top.node_name),
             top.config.label(),
             f.config.label()
         );
