@@ -21,29 +21,6 @@ fn fixture_text(rel: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Sets (or, with `remove`, deletes) the value at a JSON pointer, creating a missing last key.
-fn apply(doc: &mut Value, edit: &Value) {
-    let at = edit["at"].as_str().expect("edit.at");
-    let (parent, key) = at.rsplit_once('/').expect("pointer with a parent");
-    let parent = doc
-        .pointer_mut(parent)
-        .unwrap_or_else(|| panic!("no {parent}"));
-    let remove = edit["remove"].as_bool().unwrap_or(false);
-    match parent {
-        Value::Object(map) if remove => {
-            map.remove(key);
-        }
-        Value::Object(map) => {
-            map.insert(key.to_owned(), edit["set"].clone());
-        }
-        Value::Array(items) => {
-            let i: usize = key.parse().expect("array index");
-            items[i] = edit["set"].clone();
-        }
-        other => panic!("cannot edit inside {other}"),
-    }
-}
-
 /// The stage that refused the text and its message, or `None` when every stage accepts it.
 pub fn refusal(text: &str, source: &str) -> Option<(&'static str, String)> {
     let graph = match json::from_str(text, source) {
@@ -51,11 +28,8 @@ pub fn refusal(text: &str, source: &str) -> Option<(&'static str, String)> {
         Err(e) => return Some(("load", e.to_string())),
     };
     if let Err(errors) = graph.validate() {
-        let lines: Vec<String> = errors
-            .0
-            .iter()
-            .map(|e| json::describe(text, source, &graph, e))
-            .collect();
+        let describer = json::Describer::new(text, source, &graph);
+        let lines: Vec<String> = errors.0.iter().map(|e| describer.describe(e)).collect();
         return Some(("validate", lines.join("\n")));
     }
     let report = analyze(&graph, &Target::by_name("cpu").expect("cpu target"));
@@ -80,7 +54,7 @@ fn every_bad_graph_is_refused_with_a_message_naming_the_place_and_the_limit() {
                 let base = case["base"].as_str().unwrap_or("valid/bwd_bhsd_basic.json");
                 let mut doc: Value = serde_json::from_str(&fixture_text(base)).expect("base");
                 for edit in case["edits"].as_array().into_iter().flatten() {
-                    apply(&mut doc, edit);
+                    support::edits::apply(&mut doc, edit);
                 }
                 serde_json::to_string_pretty(&doc).expect("edited text")
             }

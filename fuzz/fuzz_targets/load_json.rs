@@ -30,8 +30,9 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(again, graph, "load(save(g)) == g");
     assert_eq!(json::to_string(&again), saved, "save is a fixed point");
     if let Err(errors) = graph.validate() {
+        let describer = json::Describer::new(&text, "fuzz.json", &graph);
         for e in &errors.0 {
-            let _ = json::describe(&text, "fuzz.json", &graph, e);
+            let _ = describer.describe(e);
         }
     }
     exercise::exercise(&graph);

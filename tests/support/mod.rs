@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 pub mod cudnn;
+pub mod edits;
 pub mod math;
 
 use std::path::{Path, PathBuf};
@@ -39,10 +40,11 @@ pub fn load_and_validate(path: &Path) -> Result<Graph, String> {
     let file = relative(path);
     let graph = json::from_str(&text, &file).map_err(|e| e.to_string())?;
     graph.validate().map_err(|errors| {
+        let describer = json::Describer::new(&text, &file, &graph);
         errors
             .0
             .iter()
-            .map(|e| json::describe(&text, &file, &graph, e))
+            .map(|e| describer.describe(e))
             .collect::<Vec<_>>()
             .join("\n")
     })?;

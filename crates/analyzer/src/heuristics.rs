@@ -92,6 +92,17 @@ pub struct Candidate {
     pub explanation: String,
 }
 
+/// Every selector a configuration can match: each engine's name and each `engine/route` of
+/// the SM120 backward. Anything else matches nothing, so a command line checks its
+/// `--engine`, `--pin` and `--deselect` values against this list.
+pub fn known_selectors() -> Vec<String> {
+    let engines = EngineKind::ALL.iter().map(|e| e.name().to_owned());
+    let routes = Route::ALL
+        .iter()
+        .map(|&r| crate::engine::label(EngineKind::Sm120, Some(r)));
+    engines.chain(routes).collect()
+}
+
 /// True when `selector` (an engine name or `engine/route`) names `config` exactly: what
 /// deselection drops.
 pub fn matches(selector: &str, config: &EngineConfig) -> bool {

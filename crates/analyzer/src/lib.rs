@@ -52,7 +52,7 @@ mod workspace;
 
 pub use analyze::analyze;
 pub use engine::{EngineConfig, EngineKind, Route};
-pub use heuristics::{heuristics, Candidate, HeuristicsMode, HeuristicsOptions};
+pub use heuristics::{heuristics, known_selectors, Candidate, HeuristicsMode, HeuristicsOptions};
 pub use plan::{ApproveError, ApprovedPlan, AttnScale};
 pub use problem::{Band, BiasShape, ProblemShape, SdpaProblem, TensorSpec};
 pub use reason::{reasons_markdown, Area, ReasonCode};

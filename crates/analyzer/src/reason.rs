@@ -241,6 +241,30 @@ reason_codes! {
     ///
     /// Fix: remove the edge that closes the cycle.
     Cycle = "STR017", Structure;
+    /// A virtual tensor is written by a node but no node reads it.
+    ///
+    /// Why: a virtual tensor gets no buffer, so the values written to it are lost; the cuDNN
+    /// frontend has no use for such an output either. Usually the tensor was marked virtual
+    /// by mistake.
+    ///
+    /// Fix: make the tensor non-virtual to receive it, or, for an optional output (Stats,
+    /// dBias, DSINK_TOKEN), remove the output.
+    UnreadVirtualOutput = "STR018", Structure;
+    /// A node sets an option its op does not have (`deterministic` on SDPA_FWD).
+    ///
+    /// Why: an option the op ignores would look as if it had an effect. The forward of every
+    /// engine is deterministic by construction; determinism is a choice only for the
+    /// backward's reductions.
+    ///
+    /// Fix: remove the option from the node, or set it on the SDPA_BWD node.
+    UnexpectedOption = "STR019", Structure;
+    /// The graph has no nodes.
+    ///
+    /// Why: there is nothing to check, rank or run; every command treats an empty graph as
+    /// invalid instead of reporting success for doing nothing.
+    ///
+    /// Fix: add the SDPA nodes to the graph's `nodes`.
+    EmptyGraph = "STR020", Structure;
 
     // ---------------------------------------------------------------- shapes
     /// Hq is not a multiple of Hk or of Hv (grouped-query attention).

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use rime_graph::Port;
+use rime_graph::{shown, Port};
 
 use crate::ReasonCode;
 
@@ -41,19 +41,19 @@ impl fmt::Display for Subject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Subject::Graph => f.write_str("graph"),
-            Subject::Tensor { tensor } => write!(f, "tensor `{tensor}`"),
-            Subject::Node { node } => write!(f, "node `{node}`"),
+            Subject::Tensor { tensor } => write!(f, "tensor `{}`", shown(tensor)),
+            Subject::Node { node } => write!(f, "node `{}`", shown(node)),
             Subject::Port {
                 node,
                 port,
                 tensor: Some(t),
-            } => write!(f, "node `{node}` port {port} (`{t}`)"),
+            } => write!(f, "node `{}` port {port} (`{}`)", shown(node), shown(t)),
             Subject::Port {
                 node,
                 port,
                 tensor: None,
-            } => write!(f, "node `{node}` port {port}"),
-            Subject::Target { target } => write!(f, "target `{target}`"),
+            } => write!(f, "node `{}` port {port}", shown(node)),
+            Subject::Target { target } => write!(f, "target `{}`", shown(target)),
         }
     }
 }

@@ -40,7 +40,12 @@ pub fn render_report(report: &SupportReport) -> String {
 }
 
 fn render_node(out: &mut String, graph: &Graph, node: &NodeReport) {
-    let _ = write!(out, "\nnode `{}` ({})", node.name, node.op);
+    let _ = write!(
+        out,
+        "\nnode `{}` ({})",
+        rime_graph::shown(&node.name),
+        node.op
+    );
     if let Some(s) = node.shape {
         let _ = write!(
             out,
@@ -210,7 +215,12 @@ pub fn render_candidates(report: &SupportReport, candidates: &[Candidate]) -> St
     let mut out = String::new();
     let _ = writeln!(out, "target: {}", report.target());
     for node in &report.nodes {
-        let _ = writeln!(out, "node `{}` ({}):", node.name, node.op);
+        let _ = writeln!(
+            out,
+            "node `{}` ({}):",
+            rime_graph::shown(&node.name),
+            node.op
+        );
         let mine: Vec<&Candidate> = candidates.iter().filter(|c| c.node == node.node).collect();
         if mine.is_empty() {
             let _ = writeln!(out, "  no supported configuration (see `rime check`)");

@@ -6,6 +6,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod limits;
+mod output;
+mod read;
+mod tensor_file;
 
 /// SDPA graphs in the style of the cuDNN frontend: validate, check support, rank engines, run.
 #[derive(Debug, Parser)]
@@ -13,6 +17,8 @@ mod cmd;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    limits: limits::LimitArgs,
 }
 
 /// The subcommands; each lives in its own file under `cmd/`.
@@ -38,6 +44,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    limits::Limits::set(&cli.limits);
     let result = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Schema(args) => cmd::schema::run(args),

@@ -50,18 +50,22 @@ fn cases() -> Vec<Case> {
         (
             "not_safetensors",
             Some(b"hello, world".to_vec()),
-            vec!["parsing"],
+            vec!["not a safetensors file"],
         ),
-        ("empty", Some(Vec::new()), vec!["parsing"]),
+        (
+            "empty",
+            Some(Vec::new()),
+            vec!["shorter than its 8-byte header length"],
+        ),
         (
             "header_longer_than_file",
             Some(1_000_000u64.to_le_bytes().to_vec()),
-            vec!["parsing"],
+            vec!["truncated: the header needs 1000008 bytes, the file has 8"],
         ),
         (
             "header_not_json",
             Some(raw_header("{not json", 0)),
-            vec!["parsing"],
+            vec!["bad header"],
         ),
         (
             "data_truncated",
@@ -69,22 +73,22 @@ fn cases() -> Vec<Case> {
                 r#"{"Q":{"dtype":"BF16","shape":[2,8,256,64],"data_offsets":[0,524288]}}"#,
                 100,
             )),
-            vec!["parsing"],
+            vec!["truncated: the header declares"],
         ),
         (
             "wrong_name_lower_case",
             Some(file(&[bf16("q", Q)])),
-            vec!["holds 'q', not tensors of the graph", "Q, K, V"],
+            vec!["'q' is not a tensor of the graph", "Q, K, V"],
         ),
         (
             "wrong_name_trailing_space",
             Some(file(&[bf16("K ", KV)])),
-            vec!["holds 'K '"],
+            vec!["'K ' is not a tensor of the graph"],
         ),
         (
             "wrong_name_among_good",
             Some(file(&[bf16("Q", Q), bf16("Vee", KV)])),
-            vec!["holds 'Vee'"],
+            vec!["'Vee' is not a tensor of the graph"],
         ),
         (
             "q_f32",
@@ -121,7 +125,7 @@ fn cases() -> Vec<Case> {
             Some(file(&[("Stats", Dtype::F32, vec![2, 8, 256])])),
             vec!["input 'Stats' has shape [2, 8, 256]"],
         ),
-        ("path_missing", None, vec!["reading"]),
+        ("path_missing", None, vec!["cannot read"]),
     ]
 }
 

@@ -11,6 +11,8 @@ use half::{bf16, f16};
 use rime_graph::DataType;
 
 use crate::cpu::{HostSlice, HostSliceMut};
+use crate::memory::try_filled;
+use crate::EngineError;
 
 /// Where a buffer's memory lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +118,32 @@ pub enum HostBuffer {
 }
 
 impl HostBuffer {
+    /// `len` zeros of type `data_type`, or an error instead of an abort when memory is short;
+    /// `what` names the buffer in that error.
+    ///
+    /// # Errors
+    /// [`EngineError::OutOfHostMemory`], or [`EngineError::UnhostableType`] for bool.
+    pub fn try_zeros(
+        data_type: DataType,
+        len: usize,
+        what: &str,
+    ) -> Result<HostBuffer, EngineError> {
+        Ok(match data_type {
+            DataType::F16 => HostBuffer::F16(try_filled(len, f16::ZERO, what)?),
+            DataType::Bf16 => HostBuffer::Bf16(try_filled(len, bf16::ZERO, what)?),
+            DataType::F32 => HostBuffer::F32(try_filled(len, 0.0, what)?),
+            DataType::F64 => HostBuffer::F64(try_filled(len, 0.0, what)?),
+            DataType::I32 => HostBuffer::I32(try_filled(len, 0, what)?),
+            DataType::I64 => HostBuffer::I64(try_filled(len, 0, what)?),
+            DataType::Bool => {
+                return Err(EngineError::UnhostableType {
+                    tensor: what.to_owned(),
+                    data_type,
+                })
+            }
+        })
+    }
+
     /// `len` zeros of type `data_type`; `None` for types a host buffer cannot hold (bool).
     pub fn zeros(data_type: DataType, len: usize) -> Option<HostBuffer> {
         Some(match data_type {
@@ -194,21 +222,77 @@ impl HostBuffer {
     }
 }
 
-/// Element offsets of every logical index of (dims, strides), in row-major logical order;
-/// `None` for negative or mismatched dims/strides.
-fn logical_offsets(dims: &[i64], strides: &[i64]) -> Option<Vec<usize>> {
-    if dims.len() != strides.len() {
-        return None;
-    }
-    let mut offsets = vec![0usize];
-    for (&d, &st) in dims.iter().zip(strides) {
-        let (d, st) = (usize::try_from(d).ok()?, usize::try_from(st).ok()?);
-        offsets = offsets
+/// Element offsets of every logical index of (dims, strides), in row-major logical order,
+/// computed one at a time (a tensor of n elements costs no n-sized index).
+#[derive(Debug, Clone)]
+pub struct LogicalOffsets {
+    dims: Vec<usize>,
+    strides: Vec<usize>,
+    index: Vec<usize>,
+    offset: usize,
+    left: u64,
+    /// The largest offset.
+    last: usize,
+}
+
+impl LogicalOffsets {
+    /// The offsets of (dims, strides); `None` for negative, mismatched or overflowing ones.
+    pub fn new(dims: &[i64], strides: &[i64]) -> Option<LogicalOffsets> {
+        if dims.len() != strides.len() {
+            return None;
+        }
+        let dims: Vec<usize> = dims
             .iter()
-            .flat_map(|&base| (0..d).map(move |i| base + i * st))
-            .collect();
+            .map(|&d| usize::try_from(d).ok())
+            .collect::<Option<_>>()?;
+        let strides: Vec<usize> = strides
+            .iter()
+            .map(|&s| usize::try_from(s).ok())
+            .collect::<Option<_>>()?;
+        let left = dims
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))?;
+        // The largest offset must be addressable.
+        let last = dims.iter().zip(&strides).try_fold(0usize, |a, (&d, &s)| {
+            a.checked_add(d.saturating_sub(1).checked_mul(s)?)
+        })?;
+        Some(LogicalOffsets {
+            index: vec![0; dims.len()],
+            dims,
+            strides,
+            offset: 0,
+            left,
+            last,
+        })
     }
-    Some(offsets)
+
+    /// Number of logical elements.
+    pub fn elements(&self) -> u64 {
+        self.left
+    }
+}
+
+impl Iterator for LogicalOffsets {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let current = self.offset;
+        // Odometer step: bump the last axis, carrying into the ones before.
+        for axis in (0..self.dims.len()).rev() {
+            self.index[axis] += 1;
+            self.offset += self.strides[axis];
+            if self.index[axis] < self.dims[axis] {
+                break;
+            }
+            self.offset -= self.strides[axis] * self.index[axis];
+            self.index[axis] = 0;
+        }
+        Some(current)
+    }
 }
 
 macro_rules! map_host {
@@ -229,35 +313,130 @@ impl HostBuffer {
     /// safetensors and PyTorch's `.contiguous()` hold). `None` when the layout is unusable or
     /// reaches past the buffer.
     pub fn to_logical(&self, dims: &[i64], strides: &[i64]) -> Option<HostBuffer> {
-        let offsets = logical_offsets(dims, strides)?;
-        if offsets.iter().any(|&o| o >= self.len()) {
-            return None;
-        }
-        Some(map_host!(self, v => offsets.iter().map(|&o| v[o]).collect()))
+        let offsets = self.fitting(dims, strides)?;
+        Some(map_host!(self, v => offsets.map(|o| v[o]).collect()))
+    }
+
+    /// Offsets of (dims, strides) when every one lies inside this buffer.
+    fn fitting(&self, dims: &[i64], strides: &[i64]) -> Option<LogicalOffsets> {
+        let offsets = LogicalOffsets::new(dims, strides)?;
+        (offsets.elements() == 0 || offsets.last < self.len()).then_some(offsets)
     }
 
     /// Places packed logical elements into a buffer of `span` elements laid out with
     /// (dims, strides); gaps are zero. `None` when the element count or layout does not fit.
-    pub fn from_logical(&self, dims: &[i64], strides: &[i64], span: usize) -> Option<HostBuffer> {
-        let offsets = logical_offsets(dims, strides)?;
-        if offsets.len() != self.len() || offsets.iter().any(|&o| o >= span) {
-            return None;
+    ///
+    /// # Errors
+    /// [`EngineError::OutOfHostMemory`] when the buffer cannot be allocated.
+    pub fn from_logical(
+        &self,
+        dims: &[i64],
+        strides: &[i64],
+        span: usize,
+    ) -> Result<Option<HostBuffer>, EngineError> {
+        let Some(offsets) = LogicalOffsets::new(dims, strides) else {
+            return Ok(None);
+        };
+        if u64::try_from(self.len()).ok() != Some(offsets.elements()) {
+            return Ok(None);
         }
-        let mut out = HostBuffer::zeros(self.data_type(), span)?;
+        let mut out = HostBuffer::try_zeros(self.data_type(), span, "a strided copy")?;
         macro_rules! place {
             ($($variant:ident),*) => {
                 match (&mut out, self) {
                     $((HostBuffer::$variant(dst), HostBuffer::$variant(src)) => {
-                        for (&o, &x) in offsets.iter().zip(src) {
-                            dst[o] = x;
+                        for (o, &x) in offsets.zip(src) {
+                            let Some(slot) = dst.get_mut(o) else { return Ok(None) };
+                            *slot = x;
                         }
                     })*
-                    _ => return None,
+                    _ => return Ok(None),
                 }
             };
         }
         place!(F16, Bf16, F32, F64, I32, I64);
-        Some(out)
+        Ok(Some(out))
+    }
+
+    /// Calls `f` with every logical element of (dims, strides), widened to f64, in row-major
+    /// order, without copying the tensor. `false` when the layout does not fit the buffer.
+    pub fn for_each_logical(&self, dims: &[i64], strides: &[i64], mut f: impl FnMut(f64)) -> bool {
+        let Some(offsets) = self.fitting(dims, strides) else {
+            return false;
+        };
+        match self {
+            HostBuffer::F16(v) => offsets.for_each(|o| f(v[o].to_f64())),
+            HostBuffer::Bf16(v) => offsets.for_each(|o| f(v[o].to_f64())),
+            HostBuffer::F32(v) => offsets.for_each(|o| f(f64::from(v[o]))),
+            HostBuffer::F64(v) => offsets.for_each(|o| f(v[o])),
+            HostBuffer::I32(v) => offsets.for_each(|o| f(f64::from(v[o]))),
+            // Exact below 2^53; only summaries read integers this way.
+            HostBuffer::I64(v) => offsets.for_each(|o| f(v[o] as f64)),
+        }
+        true
+    }
+
+    /// Sets every logical element of (dims, strides), in row-major order, to the next value of
+    /// `values` rounded to the buffer's type (integers truncate). `false` when the layout does
+    /// not fit the buffer.
+    pub fn fill_logical(
+        &mut self,
+        dims: &[i64],
+        strides: &[i64],
+        mut values: impl FnMut() -> f64,
+    ) -> bool {
+        let Some(offsets) = self.fitting(dims, strides) else {
+            return false;
+        };
+        match self {
+            HostBuffer::F16(v) => offsets.for_each(|o| v[o] = f16::from_f64(values())),
+            HostBuffer::Bf16(v) => offsets.for_each(|o| v[o] = bf16::from_f64(values())),
+            HostBuffer::F32(v) => offsets.for_each(|o| v[o] = values() as f32),
+            HostBuffer::F64(v) => offsets.for_each(|o| v[o] = values()),
+            HostBuffer::I32(v) => offsets.for_each(|o| v[o] = values() as i32),
+            HostBuffer::I64(v) => offsets.for_each(|o| v[o] = values() as i64),
+        }
+        true
+    }
+
+    /// Writes the logical elements of (dims, strides) as little-endian bytes, row-major, in
+    /// chunks (no copy of the whole tensor).
+    ///
+    /// # Errors
+    /// The writer's errors; `InvalidInput` when the layout does not fit the buffer.
+    pub fn write_logical_le(
+        &self,
+        dims: &[i64],
+        strides: &[i64],
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let offsets = self.fitting(dims, strides).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "layout outside the buffer",
+            )
+        })?;
+        let mut chunk = Vec::with_capacity(1 << 16);
+        macro_rules! write_all {
+            ($v:expr) => {{
+                for o in offsets {
+                    chunk.extend_from_slice(&$v[o].to_le_bytes());
+                    if chunk.len() >= 1 << 16 {
+                        out.write_all(&chunk)?;
+                        chunk.clear();
+                    }
+                }
+            }};
+        }
+        match self {
+            HostBuffer::F16(v) => write_all!(v),
+            HostBuffer::Bf16(v) => write_all!(v),
+            HostBuffer::F32(v) => write_all!(v),
+            HostBuffer::F64(v) => write_all!(v),
+            HostBuffer::I32(v) => write_all!(v),
+            HostBuffer::I64(v) => write_all!(v),
+        }
+        out.write_all(&chunk)
     }
 }
 
@@ -346,10 +525,24 @@ mod tests {
     fn logical_and_strided_layouts_convert_both_ways() {
         // (2, 3) stored column-major with a gap: strides (1, 3), span 8.
         let logical = HostBuffer::I32(vec![0, 1, 2, 3, 4, 5]);
-        let strided = logical.from_logical(&[2, 3], &[1, 3], 8).unwrap();
+        let strided = logical.from_logical(&[2, 3], &[1, 3], 8).unwrap().unwrap();
         assert_eq!(strided, HostBuffer::I32(vec![0, 3, 0, 1, 4, 0, 2, 5]));
         assert_eq!(strided.to_logical(&[2, 3], &[1, 3]), Some(logical.clone()));
-        assert!(logical.from_logical(&[2, 3], &[1, 3], 7).is_none());
+        assert_eq!(logical.from_logical(&[2, 3], &[1, 3], 7), Ok(None));
         assert!(strided.to_logical(&[2, 3], &[1, 4]).is_none());
+        let mut seen = Vec::new();
+        assert!(strided.for_each_logical(&[2, 3], &[1, 3], |x| seen.push(x)));
+        assert_eq!(seen, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let mut bytes = Vec::new();
+        strided
+            .write_logical_le(&[2, 3], &[1, 3], &mut bytes)
+            .unwrap();
+        assert_eq!(bytes, logical.to_le_bytes());
+        let offsets: Vec<usize> = LogicalOffsets::new(&[2, 1, 3], &[10, 7, 2])
+            .unwrap()
+            .collect();
+        assert_eq!(offsets, vec![0, 2, 4, 10, 12, 14]);
+        assert!(LogicalOffsets::new(&[i64::MAX, 2], &[i64::MAX, 1]).is_none());
+        assert!(HostBuffer::try_zeros(DataType::F32, usize::MAX / 8, "big").is_err());
     }
 }

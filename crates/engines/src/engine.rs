@@ -30,6 +30,27 @@ pub trait Engine: Send + Sync {
     /// [`EngineError::WrongMemory`] or a CUDA error for a buffer elsewhere; copy errors.
     fn download(&self, buffer: &dyn Buffer) -> Result<HostBuffer, EngineError>;
 
+    /// Like [`Engine::upload`], taking `host`: an engine whose plans read host memory keeps
+    /// the buffer itself (no copy, `None` back); any other copies it and hands `host` back.
+    /// A run that holds every tensor of a large graph once needs this to stay at one copy.
+    ///
+    /// # Errors
+    /// As [`Engine::upload`].
+    fn upload_owned(
+        &self,
+        host: HostBuffer,
+    ) -> Result<(Box<dyn Buffer>, Option<HostBuffer>), EngineError> {
+        Ok((self.upload(&host)?, Some(host)))
+    }
+
+    /// Like [`Engine::download`], taking the buffer: a host buffer moves out without a copy.
+    ///
+    /// # Errors
+    /// As [`Engine::download`].
+    fn download_owned(&self, buffer: Box<dyn Buffer>) -> Result<HostBuffer, EngineError> {
+        self.download(buffer.as_ref())
+    }
+
     /// A workspace of `bytes` bytes in this engine's memory.
     ///
     /// # Errors

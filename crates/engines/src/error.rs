@@ -63,25 +63,25 @@ pub enum EngineError {
         reason: String,
     },
     /// A graph tensor needs a buffer and the variant pack has none.
-    #[error("variant pack has no buffer for tensor '{tensor}'")]
+    #[error("variant pack has no buffer for tensor '{tensor_}'", tensor_ = rime_graph::shown(.tensor))]
     MissingBuffer {
         /// Tensor name.
         tensor: String,
     },
     /// The variant pack holds a key that is not a non-virtual tensor of the graph.
-    #[error("variant pack entry {key} is not a tensor of the graph that takes a buffer")]
+    #[error("variant pack entry {key_} is not a tensor of the graph that takes a buffer", key_ = rime_graph::shown(.key))]
     ExtraBuffer {
         /// The key as written by the user (uid or name).
         key: String,
     },
     /// Two keys of the variant pack name the same tensor.
-    #[error("variant pack gives tensor '{tensor}' twice")]
+    #[error("variant pack gives tensor '{tensor_}' twice", tensor_ = rime_graph::shown(.tensor))]
     DuplicateBuffer {
         /// Tensor name.
         tensor: String,
     },
     /// A buffer's element type differs from the tensor's.
-    #[error("tensor '{tensor}' is {expected}, but its buffer holds {actual}")]
+    #[error("tensor '{tensor_}' is {expected}, but its buffer holds {actual}", tensor_ = rime_graph::shown(.tensor))]
     DataTypeMismatch {
         /// Tensor name.
         tensor: String,
@@ -90,8 +90,16 @@ pub enum EngineError {
         /// Type of the buffer.
         actual: DataType,
     },
+    /// A tensor of a type host buffers cannot hold (bool) would need a host buffer.
+    #[error("tensor '{tensor_}' is {data_type}, which host buffers cannot hold", tensor_ = rime_graph::shown(.tensor))]
+    UnhostableType {
+        /// Tensor name.
+        tensor: String,
+        /// The tensor's type.
+        data_type: DataType,
+    },
     /// A buffer is shorter than the strided span of its tensor.
-    #[error("tensor '{tensor}' spans {needed} elements, but its buffer holds {len}")]
+    #[error("tensor '{tensor_}' spans {needed} elements, but its buffer holds {len}", tensor_ = rime_graph::shown(.tensor))]
     BufferTooSmall {
         /// Tensor name.
         tensor: String,
@@ -101,7 +109,7 @@ pub enum EngineError {
         len: usize,
     },
     /// A tensor's dims or strides cannot be used (rank, negative or overflowing values).
-    #[error("tensor '{tensor}' has unusable layout: dims {dims:?}, strides {strides:?}")]
+    #[error("tensor '{tensor_}' has unusable layout: dims {dims:?}, strides {strides:?}", tensor_ = rime_graph::shown(.tensor))]
     BadLayout {
         /// Tensor name.
         tensor: String,
@@ -111,7 +119,7 @@ pub enum EngineError {
         strides: Vec<i64>,
     },
     /// A tensor's dims disagree with the attention problem.
-    #[error("tensor '{tensor}' has dims {actual:?}, expected {expected:?}")]
+    #[error("tensor '{tensor_}' has dims {actual:?}, expected {expected:?}", tensor_ = rime_graph::shown(.tensor))]
     DimsMismatch {
         /// Tensor name.
         tensor: String,
@@ -121,7 +129,7 @@ pub enum EngineError {
         actual: Vec<usize>,
     },
     /// A sequence length is negative or longer than the sequence.
-    #[error("tensor '{tensor}' gives length {value} for batch {batch}; allowed 0..={max}")]
+    #[error("tensor '{tensor_}' gives length {value} for batch {batch}; allowed 0..={max}", tensor_ = rime_graph::shown(.tensor))]
     SeqLenOutOfRange {
         /// Tensor name.
         tensor: String,
@@ -141,7 +149,7 @@ pub enum EngineError {
         given: usize,
     },
     /// A buffer lives where this engine cannot read it (e.g. a device buffer for the CPU).
-    #[error("tensor '{tensor}' is in {location} memory, engine {engine} needs host memory")]
+    #[error("tensor '{tensor_}' is in {location} memory, engine {engine} needs host memory", tensor_ = rime_graph::shown(.tensor))]
     WrongMemory {
         /// Tensor name.
         tensor: String,
@@ -149,6 +157,15 @@ pub enum EngineError {
         location: &'static str,
         /// Engine name.
         engine: &'static str,
+    },
+    /// Host memory for a buffer or an engine's scratch could not be allocated: the caller's
+    /// estimate ([`crate::Plan::scratch`]) was exceeded or memory ran out meanwhile.
+    #[error("out of host memory allocating {what_}: {bytes} bytes", what_ = rime_graph::shown(.what))]
+    OutOfHostMemory {
+        /// What was being allocated.
+        what: String,
+        /// Bytes asked for.
+        bytes: u64,
     },
     /// The CUDA engine failed (CUDA unavailable, compilation, driver, layout).
     #[error(transparent)]

@@ -39,6 +39,7 @@ pub mod cpu;
 pub mod cuda;
 mod engine;
 mod error;
+pub mod memory;
 mod plan;
 mod registry;
 mod variant_pack;
@@ -48,6 +49,7 @@ pub use buffer::{Buffer, HostBuffer, HostData, HostDataMut, MemoryLocation, Memo
 pub use cpu::CpuEngine;
 pub use engine::{expect_engine, Engine};
 pub use error::EngineError;
+pub use memory::{MemoryItem, MemoryNeeds};
 pub use plan::{check_workspace, Plan, PlanTensors};
 pub use registry::engine_for;
 pub use variant_pack::{Binding, TensorKey, VariantPack};

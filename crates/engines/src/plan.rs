@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use rime_analyzer::EngineConfig;
 use rime_graph::{Graph, Node, TensorId};
 
-use crate::{Binding, EngineError, VariantPack, Workspace};
+use crate::{Binding, EngineError, MemoryNeeds, VariantPack, Workspace};
 
 /// An executable plan for one node.
 pub trait Plan: Debug + Send + Sync {
@@ -18,6 +18,14 @@ pub trait Plan: Debug + Send + Sync {
 
     /// The tensors the plan reads or writes, each of which needs a variant-pack buffer.
     fn tensors(&self) -> &PlanTensors;
+
+    /// Host memory `execute` allocates for itself, beyond the caller's buffers and workspace
+    /// (known before it runs, so that a caller can refuse a problem that would not fit).
+    /// Engines whose work happens in device memory the caller provides need none: the
+    /// default.
+    fn scratch(&self) -> MemoryNeeds {
+        MemoryNeeds::new()
+    }
 
     /// Checks a variant pack without executing.
     ///

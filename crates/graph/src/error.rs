@@ -9,7 +9,7 @@ use crate::{DataType, Port};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GraphError {
     /// A node refers to a tensor id that is not in the graph.
-    #[error("node `{node}` port {port}: tensor #{index} does not exist in this graph")]
+    #[error("node `{node_}` port {port}: tensor #{index} does not exist in this graph", node_ = crate::shown(.node))]
     UnknownTensor {
         /// Node name.
         node: String,
@@ -19,7 +19,7 @@ pub enum GraphError {
         index: usize,
     },
     /// A tensor's ragged-offset link points to no tensor.
-    #[error("tensor `{tensor}`: ragged offset refers to tensor #{index}, which does not exist")]
+    #[error("tensor `{tensor_}`: ragged offset refers to tensor #{index}, which does not exist", tensor_ = crate::shown(.tensor))]
     UnknownRaggedOffset {
         /// Tensor name.
         tensor: String,
@@ -27,7 +27,7 @@ pub enum GraphError {
         index: usize,
     },
     /// A required port is not bound.
-    #[error("node `{node}`: required port {port} is missing")]
+    #[error("node `{node_}`: required port {port} is missing", node_ = crate::shown(.node))]
     MissingPort {
         /// Node name.
         node: String,
@@ -35,7 +35,7 @@ pub enum GraphError {
         port: Port,
     },
     /// A port that the node's op does not have.
-    #[error("node `{node}` ({op}): port {port} is not a port of this op")]
+    #[error("node `{node_}` ({op}): port {port} is not a port of this op", node_ = crate::shown(.node))]
     UnexpectedPort {
         /// Node name.
         node: String,
@@ -50,20 +50,73 @@ pub enum GraphError {
         /// Tensor index.
         index: usize,
     },
+    /// A node with an empty name.
+    #[error("node #{index} has an empty name")]
+    EmptyNodeName {
+        /// Node index.
+        index: usize,
+    },
+    /// A graph without nodes: nothing to validate, analyze or run.
+    #[error("the graph has no nodes")]
+    EmptyGraph,
+    /// An option set on a node whose op does not have it (e.g. `deterministic` on SDPA_FWD).
+    #[error("node `{node_}` ({op}): option `{option}` is not an option of this op", node_ = crate::shown(.node))]
+    UnexpectedOption {
+        /// Node name.
+        node: String,
+        /// Op tag.
+        op: &'static str,
+        /// The option's JSON name.
+        option: &'static str,
+    },
+    /// A virtual output that no node reads: it gets no buffer, so its values would be lost.
+    #[error("node `{node_}` port {port}: output `{tensor_}` is virtual and no node reads it, so its values would be lost", node_ = crate::shown(.node), tensor_ = crate::shown(.tensor))]
+    UnreadVirtualOutput {
+        /// Node name.
+        node: String,
+        /// Output port.
+        port: Port,
+        /// Tensor name.
+        tensor: String,
+    },
+    /// A ragged-offset tensor of a data type other than i32 or i64.
+    #[error("tensor `{tensor_}`: its ragged offsets `{offsets_}` are {found}, expected one of {}", type_names(allowed), tensor_ = crate::shown(.tensor), offsets_ = crate::shown(.offsets))]
+    RaggedOffsetType {
+        /// The tensor with the ragged layout.
+        tensor: String,
+        /// The offsets tensor.
+        offsets: String,
+        /// Type found.
+        found: DataType,
+        /// Types allowed.
+        allowed: Vec<DataType>,
+    },
+    /// A ragged-offset tensor whose dims are not (B + 1, 1, 1, 1).
+    #[error("tensor `{tensor_}`: its ragged offsets `{offsets_}` have dims {found:?}, expected {expected:?} (batch + 1 offsets)", tensor_ = crate::shown(.tensor), offsets_ = crate::shown(.offsets))]
+    RaggedOffsetShape {
+        /// The tensor with the ragged layout.
+        tensor: String,
+        /// The offsets tensor.
+        offsets: String,
+        /// Dims found.
+        found: Vec<i64>,
+        /// Dims required.
+        expected: Vec<i64>,
+    },
     /// Two tensors share a name.
-    #[error("tensor name `{name}` is used by more than one tensor")]
+    #[error("tensor name `{name_}` is used by more than one tensor", name_ = crate::shown(.name))]
     DuplicateName {
         /// The name.
         name: String,
     },
     /// Two nodes share a name.
-    #[error("node name `{name}` is used by more than one node")]
+    #[error("node name `{name_}` is used by more than one node", name_ = crate::shown(.name))]
     DuplicateNodeName {
         /// The name.
         name: String,
     },
     /// Two tensors share a uid.
-    #[error("uid {uid} is assigned to both `{first}` and `{second}`")]
+    #[error("uid {uid} is assigned to both `{first_}` and `{second_}`", first_ = crate::shown(.first), second_ = crate::shown(.second))]
     DuplicateUid {
         /// The uid.
         uid: i64,
@@ -73,7 +126,7 @@ pub enum GraphError {
         second: String,
     },
     /// A tensor whose rank is not what its port needs.
-    #[error("tensor `{tensor}` (port {port}): rank {found}, expected {expected}")]
+    #[error("tensor `{tensor_}` (port {port}): rank {found}, expected {expected}", tensor_ = crate::shown(.tensor))]
     BadRank {
         /// Tensor name.
         tensor: String,
@@ -85,7 +138,7 @@ pub enum GraphError {
         expected: usize,
     },
     /// Dims and strides of different lengths, or no dims at all.
-    #[error("tensor `{tensor}`: {dims} dims but {strides} strides (need the same non-zero count)")]
+    #[error("tensor `{tensor_}`: {dims} dims but {strides} strides (need the same non-zero count)", tensor_ = crate::shown(.tensor))]
     StrideCount {
         /// Tensor name.
         tensor: String,
@@ -95,7 +148,7 @@ pub enum GraphError {
         strides: usize,
     },
     /// A dim that is zero or negative.
-    #[error("tensor `{tensor}`: dim {axis} is {value}, must be >= 1")]
+    #[error("tensor `{tensor_}`: dim {axis} is {value}, must be >= 1", tensor_ = crate::shown(.tensor))]
     NonPositiveDim {
         /// Tensor name.
         tensor: String,
@@ -105,7 +158,7 @@ pub enum GraphError {
         value: i64,
     },
     /// A negative stride.
-    #[error("tensor `{tensor}`: stride {axis} is {value}, must be >= 0")]
+    #[error("tensor `{tensor_}`: stride {axis} is {value}, must be >= 0", tensor_ = crate::shown(.tensor))]
     NegativeStride {
         /// Tensor name.
         tensor: String,
@@ -115,7 +168,7 @@ pub enum GraphError {
         value: i64,
     },
     /// The last stride of an attention tensor is not 1.
-    #[error("tensor `{tensor}` (port {port}): last-dim stride is {found}, must be 1")]
+    #[error("tensor `{tensor_}` (port {port}): last-dim stride is {found}, must be 1", tensor_ = crate::shown(.tensor))]
     LastStrideNotOne {
         /// Tensor name.
         tensor: String,
@@ -125,7 +178,7 @@ pub enum GraphError {
         found: i64,
     },
     /// Element count or byte size does not fit in 63 bits.
-    #[error("tensor `{tensor}`: size overflows (dims {dims:?}, strides {strides:?})")]
+    #[error("tensor `{tensor_}`: size overflows (dims {dims:?}, strides {strides:?})", tensor_ = crate::shown(.tensor))]
     SizeOverflow {
         /// Tensor name.
         tensor: String,
@@ -136,8 +189,8 @@ pub enum GraphError {
     },
     /// A tensor whose dims disagree with what its port requires (e.g. dQ vs Q).
     #[error(
-        "node `{node}` port {port}: tensor `{tensor}` has dims {found:?}, expected {expected:?}"
-    )]
+        "node `{node_}` port {port}: tensor `{tensor_}` has dims {found:?}, expected {expected:?}"
+    , tensor_ = crate::shown(.tensor), node_ = crate::shown(.node))]
     ShapeMismatch {
         /// Node name.
         node: String,
@@ -151,7 +204,7 @@ pub enum GraphError {
         expected: Vec<i64>,
     },
     /// A tensor that must broadcast to a shape but does not (each dim equal or 1).
-    #[error("node `{node}` port {port}: tensor `{tensor}` has dims {found:?}, each must be 1 or equal {full:?}")]
+    #[error("node `{node_}` port {port}: tensor `{tensor_}` has dims {found:?}, each must be 1 or equal {full:?}", tensor_ = crate::shown(.tensor), node_ = crate::shown(.node))]
     NotBroadcastable {
         /// Node name.
         node: String,
@@ -165,7 +218,7 @@ pub enum GraphError {
         full: Vec<i64>,
     },
     /// A tensor with no declared type and no context type to infer one from.
-    #[error("tensor `{tensor}`: no data type set and the context's {which} data type is unset")]
+    #[error("tensor `{tensor_}`: no data type set and the context's {which} data type is unset", tensor_ = crate::shown(.tensor))]
     DataTypeUnset {
         /// Tensor name.
         tensor: String,
@@ -174,9 +227,9 @@ pub enum GraphError {
     },
     /// A data type the port does not take.
     #[error(
-        "tensor `{tensor}` (port {port}): data type {found} not allowed, expected one of {}",
+        "tensor `{tensor_}` (port {port}): data type {found} not allowed, expected one of {}",
         type_names(allowed)
-    )]
+    , tensor_ = crate::shown(.tensor))]
     DataTypeNotAllowed {
         /// Tensor name.
         tensor: String,
@@ -188,7 +241,7 @@ pub enum GraphError {
         allowed: Vec<DataType>,
     },
     /// A data type that must equal Q's.
-    #[error("tensor `{tensor}` (port {port}): data type {found}, must match Q's {expected}")]
+    #[error("tensor `{tensor_}` (port {port}): data type {found}, must match Q's {expected}", tensor_ = crate::shown(.tensor))]
     DataTypeMismatch {
         /// Tensor name.
         tensor: String,
@@ -200,13 +253,13 @@ pub enum GraphError {
         expected: DataType,
     },
     /// A virtual tensor with a pass-by-value payload.
-    #[error("tensor `{tensor}`: a virtual tensor cannot be passed by value")]
+    #[error("tensor `{tensor_}`: a virtual tensor cannot be passed by value", tensor_ = crate::shown(.tensor))]
     VirtualByValue {
         /// Tensor name.
         tensor: String,
     },
     /// A pass-by-value tensor of more than one element (a by-value payload is one scalar).
-    #[error("tensor `{tensor}`: passed by value but has dims {dims:?}; a by-value tensor holds one element (all dims 1)")]
+    #[error("tensor `{tensor_}`: passed by value but has dims {dims:?}; a by-value tensor holds one element (all dims 1)", tensor_ = crate::shown(.tensor))]
     ByValueNotScalar {
         /// Tensor name.
         tensor: String,
@@ -214,7 +267,7 @@ pub enum GraphError {
         dims: Vec<i64>,
     },
     /// An output whose strides map two elements to one memory location.
-    #[error("node `{node}` port {port}: output `{tensor}` has overlapping strides {strides:?} for dims {dims:?}; each element of an output needs its own memory")]
+    #[error("node `{node_}` port {port}: output `{tensor_}` has overlapping strides {strides:?} for dims {dims:?}; each element of an output needs its own memory", tensor_ = crate::shown(.tensor), node_ = crate::shown(.node))]
     OverlappingOutput {
         /// Node name.
         node: String,
@@ -228,7 +281,7 @@ pub enum GraphError {
         strides: Vec<i64>,
     },
     /// A pass-by-value payload whose type differs from the declared one.
-    #[error("tensor `{tensor}`: passed-by-value {found} differs from its data type {declared}")]
+    #[error("tensor `{tensor_}`: passed-by-value {found} differs from its data type {declared}", tensor_ = crate::shown(.tensor))]
     ByValueTypeMismatch {
         /// Tensor name.
         tensor: String,
@@ -238,7 +291,7 @@ pub enum GraphError {
         declared: DataType,
     },
     /// A pass-by-value tensor bound to an output port.
-    #[error("node `{node}` port {port}: output `{tensor}` cannot be passed by value")]
+    #[error("node `{node_}` port {port}: output `{tensor_}` cannot be passed by value", tensor_ = crate::shown(.tensor), node_ = crate::shown(.node))]
     ByValueOutput {
         /// Node name.
         node: String,
@@ -248,13 +301,13 @@ pub enum GraphError {
         tensor: String,
     },
     /// A virtual input that no node produces.
-    #[error("tensor `{tensor}` is virtual but no node produces it (an input needs a buffer)")]
+    #[error("tensor `{tensor_}` is virtual but no node produces it (an input needs a buffer)", tensor_ = crate::shown(.tensor))]
     VirtualWithoutProducer {
         /// Tensor name.
         tensor: String,
     },
     /// A tensor written by more than one port or node.
-    #[error("tensor `{tensor}` is written by more than one output (node `{node}` port {port})")]
+    #[error("tensor `{tensor_}` is written by more than one output (node `{node_}` port {port})", tensor_ = crate::shown(.tensor), node_ = crate::shown(.node))]
     MultipleWriters {
         /// Tensor name.
         tensor: String,
@@ -264,7 +317,7 @@ pub enum GraphError {
         port: Port,
     },
     /// An output bound to the same tensor as one of the node's inputs.
-    #[error("node `{node}`: output {port} aliases input tensor `{tensor}`")]
+    #[error("node `{node_}`: output {port} aliases input tensor `{tensor_}`", tensor_ = crate::shown(.tensor), node_ = crate::shown(.node))]
     AliasedOutput {
         /// Node name.
         node: String,
@@ -274,7 +327,7 @@ pub enum GraphError {
         tensor: String,
     },
     /// Nodes that depend on each other.
-    #[error("node `{node}` is on a dependency cycle")]
+    #[error("node `{node_}` is on a dependency cycle", node_ = crate::shown(.node))]
     Cycle {
         /// A node on the cycle.
         node: String,

@@ -6,8 +6,8 @@ use petgraph::graph::DiGraph;
 
 use crate::sdpa::SdpaCommon;
 use crate::{
-    Context, DataType, GraphError, Node, NodeId, OpKind, Port, SdpaBackwardAttrs, SdpaForwardAttrs,
-    Tensor, TensorId,
+    Context, DataType, Dataflow, GraphError, Node, NodeId, OpKind, Port, Scalar, SdpaBackwardAttrs,
+    SdpaForwardAttrs, Tensor, TensorId,
 };
 
 /// A graph of SDPA nodes over tensors held by index (no shared mutable pointers).
@@ -124,10 +124,12 @@ impl Graph {
             .find(|&id| self.tensors[id.index()].uid == Some(uid))
     }
 
-    /// The effective data type of a tensor (declared, else inferred from the context).
+    /// The effective data type of a tensor: declared, else the type of its by-value payload,
+    /// else inferred from the context.
     pub fn data_type(&self, id: TensorId) -> Option<DataType> {
         let t = self.get(id)?;
-        self.context.infer(t.data_type, t.is_virtual)
+        let declared = t.data_type.or(t.pass_by_value.map(Scalar::data_type));
+        self.context.infer(declared, t.is_virtual)
     }
 
     /// Adds an SDPA backward node; returns the gradient tensors, created non-virtual with the
@@ -269,14 +271,20 @@ impl Graph {
             .collect()
     }
 
+    /// Producers and readers of every tensor, in one pass (see [`Dataflow`]).
+    pub fn dataflow(&self) -> Dataflow {
+        Dataflow::of(self)
+    }
+
     /// The dependency DAG: one petgraph node per graph node (weight = [`NodeId`]), an edge
     /// producer -> consumer per tensor passed between them (weight = [`TensorId`]).
     pub fn dependency_graph(&self) -> DiGraph<NodeId, TensorId> {
+        let flow = self.dataflow();
         let mut dag = DiGraph::with_capacity(self.nodes.len(), self.nodes.len());
         let handles: Vec<_> = self.node_ids().map(|n| dag.add_node(n)).collect();
         for consumer in self.node_ids() {
             for &t in self.nodes[consumer.index()].inputs.values() {
-                if let Some(producer) = self.producer(t) {
+                if let Some(producer) = flow.producer(t) {
                     dag.add_edge(handles[producer.index()], handles[consumer.index()], t);
                 }
             }
@@ -299,21 +307,19 @@ impl Graph {
 
     /// Tensors no node writes: what the caller must supply (non-virtual ones get buffers).
     pub fn graph_inputs(&self) -> Vec<TensorId> {
+        let flow = self.dataflow();
         self.tensor_ids()
-            .filter(|&t| self.producer(t).is_none())
-            .filter(|&t| !self.consumers(t).is_empty() || self.is_ragged_offset(t))
+            .filter(|&t| flow.producer(t).is_none())
+            .filter(|&t| !flow.readers(t).is_empty() || flow.is_ragged_offset(t))
             .collect()
     }
 
     /// Non-virtual tensors some node writes: what the caller receives.
     pub fn graph_outputs(&self) -> Vec<TensorId> {
+        let flow = self.dataflow();
         self.tensor_ids()
-            .filter(|&t| self.producer(t).is_some() && !self.tensors[t.index()].is_virtual)
+            .filter(|&t| flow.producer(t).is_some() && !self.tensors[t.index()].is_virtual)
             .collect()
-    }
-
-    fn is_ragged_offset(&self, id: TensorId) -> bool {
-        self.tensors.iter().any(|t| t.ragged_offset == Some(id))
     }
 
     fn node_name(&self, common: &SdpaCommon, default: &str) -> String {

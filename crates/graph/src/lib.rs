@@ -24,6 +24,7 @@
 //! ```
 
 mod context;
+mod dataflow;
 mod dtype;
 mod error;
 mod graph;
@@ -32,10 +33,12 @@ mod node;
 mod overlap;
 mod port;
 mod sdpa;
+mod shown;
 mod tensor;
 mod validate;
 
 pub use context::Context;
+pub use dataflow::Dataflow;
 pub use dtype::DataType;
 pub use error::{GraphError, ValidationErrors};
 pub use graph::{Graph, SdpaBackwardGrads, SdpaForwardOutputs};
@@ -43,5 +46,6 @@ pub use json::LoadError;
 pub use node::{Node, NodeId, OpKind};
 pub use port::Port;
 pub use sdpa::{DiagonalAlignment, SdpaBackwardAttrs, SdpaForwardAttrs, SdpaOptions};
+pub use shown::{shown, shown_list, shown_text, Shown, NAME_CHARS, TEXT_CHARS};
 pub use tensor::{packed_strides, Scalar, Tensor, TensorId};
 pub use validate::{sdpa_shape, SdpaShape};

@@ -87,6 +87,38 @@ impl OpKind {
         }
     }
 
+    /// Options (by JSON name) the op has. Determinism is a property of the backward's
+    /// reductions; every forward engine is deterministic, so the forward has no such option.
+    pub const fn options(self) -> &'static [&'static str] {
+        const SHARED: [&str; 9] = [
+            "alibi_mask",
+            "attn_scale",
+            "diagonal_alignment",
+            "dropout_probability",
+            "left_bound",
+            "max_total_seq_len_kv",
+            "max_total_seq_len_q",
+            "padding_mask",
+            "right_bound",
+        ];
+        const BACKWARD: [&str; 10] = [
+            "alibi_mask",
+            "attn_scale",
+            "deterministic",
+            "diagonal_alignment",
+            "dropout_probability",
+            "left_bound",
+            "max_total_seq_len_kv",
+            "max_total_seq_len_q",
+            "padding_mask",
+            "right_bound",
+        ];
+        match self {
+            OpKind::SdpaForward => &SHARED,
+            OpKind::SdpaBackward => &BACKWARD,
+        }
+    }
+
     /// True when `port` is an input port of this op.
     pub fn accepts_input(self, port: Port) -> bool {
         self.required_inputs().contains(&port) || self.optional_inputs().contains(&port)

@@ -58,6 +58,28 @@ impl SdpaOptions {
     pub fn is_bottom_right(&self) -> bool {
         self.right_bound.is_some() && self.diagonal_alignment == DiagonalAlignment::BottomRight
     }
+
+    /// The JSON names of the options that differ from their defaults, in key order.
+    pub fn set_options(&self) -> Vec<&'static str> {
+        let set = [
+            ("alibi_mask", self.alibi_mask),
+            ("attn_scale", self.attn_scale.is_some()),
+            ("deterministic", self.deterministic),
+            (
+                "diagonal_alignment",
+                self.diagonal_alignment != DiagonalAlignment::TopLeft,
+            ),
+            ("dropout_probability", self.dropout_probability.is_some()),
+            ("left_bound", self.left_bound.is_some()),
+            ("max_total_seq_len_kv", self.max_total_seq_len_kv.is_some()),
+            ("max_total_seq_len_q", self.max_total_seq_len_q.is_some()),
+            ("padding_mask", self.padding_mask),
+            ("right_bound", self.right_bound.is_some()),
+        ];
+        set.into_iter()
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect()
+    }
 }
 
 /// Attributes shared by both builders: the options plus the optional input ports.

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::{DataType, Graph, GraphError, Node, OpKind, Port, Tensor, TensorId, ValidationErrors};
+use crate::{
+    DataType, Dataflow, Graph, GraphError, Node, OpKind, Port, Tensor, TensorId, ValidationErrors,
+};
 
 const HALF_TYPES: &[DataType] = &[DataType::F16, DataType::Bf16];
 const F32_ONLY: &[DataType] = &[DataType::F32];
@@ -88,15 +90,20 @@ impl SdpaShape {
 }
 
 impl Graph {
-    /// Checks the graph's structure: ports, references, names, uids, ranks, strides, shapes
-    /// and data types, and that the node dependencies form a DAG.
+    /// Checks the graph's structure: ports, references, names, uids, ranks, strides, shapes,
+    /// data types and options, that virtual tensors connect nodes, and that the node
+    /// dependencies form a DAG. Linear in the size of the graph.
     ///
     /// # Errors
     /// Every problem found, in a stable order (tensors first, then nodes, then the DAG).
     pub fn validate(&self) -> Result<(), ValidationErrors> {
         let mut errors = Vec::new();
+        if self.nodes().is_empty() {
+            errors.push(GraphError::EmptyGraph);
+        }
+        let flow = self.dataflow();
         self.check_tensors(&mut errors);
-        self.check_writers(&mut errors);
+        self.check_writers(&flow, &mut errors);
         for node in self.nodes() {
             self.check_node(node, &mut errors);
         }
@@ -137,8 +144,10 @@ impl Graph {
             }
         }
         let mut node_names: HashMap<&str, ()> = HashMap::new();
-        for node in self.nodes() {
-            if node_names.insert(&node.name, ()).is_some() {
+        for (index, node) in self.nodes().iter().enumerate() {
+            if node.name.is_empty() {
+                errors.push(GraphError::EmptyNodeName { index });
+            } else if node_names.insert(&node.name, ()).is_some() {
                 errors.push(GraphError::DuplicateNodeName {
                     name: node.name.clone(),
                 });
@@ -181,9 +190,9 @@ impl Graph {
             return;
         };
         if let Some(found) = self.data_type(offsets).filter(|d| !INTEGERS.contains(d)) {
-            errors.push(GraphError::DataTypeNotAllowed {
-                tensor: o.name.clone(),
-                port: Port::Q,
+            errors.push(GraphError::RaggedOffsetType {
+                tensor: t.name.clone(),
+                offsets: o.name.clone(),
                 found,
                 allowed: INTEGERS.to_vec(),
             });
@@ -191,17 +200,16 @@ impl Graph {
         let batch = t.dims.first().copied().unwrap_or(0);
         let expected = vec![batch.saturating_add(1), 1, 1, 1];
         if o.dims != expected {
-            errors.push(GraphError::ShapeMismatch {
-                node: format!("ragged offset of {}", t.name),
-                port: Port::Q,
-                tensor: o.name.clone(),
+            errors.push(GraphError::RaggedOffsetShape {
+                tensor: t.name.clone(),
+                offsets: o.name.clone(),
                 found: o.dims.clone(),
                 expected,
             });
         }
     }
 
-    fn check_writers(&self, errors: &mut Vec<GraphError>) {
+    fn check_writers(&self, flow: &Dataflow, errors: &mut Vec<GraphError>) {
         let mut written: HashMap<TensorId, ()> = HashMap::new();
         for node in self.nodes() {
             for (&port, &t) in &node.outputs {
@@ -227,6 +235,13 @@ impl Graph {
                         tensor: tensor.name.clone(),
                     });
                 }
+                if tensor.is_virtual && flow.readers(t).is_empty() {
+                    errors.push(GraphError::UnreadVirtualOutput {
+                        node: node.name.clone(),
+                        port,
+                        tensor: tensor.name.clone(),
+                    });
+                }
                 if tensor.overlaps_itself() {
                     errors.push(GraphError::OverlappingOutput {
                         node: node.name.clone(),
@@ -240,7 +255,7 @@ impl Graph {
         }
         for t in self.tensor_ids() {
             let tensor = &self.tensors()[t.index()];
-            if tensor.is_virtual && self.producer(t).is_none() && !self.consumers(t).is_empty() {
+            if tensor.is_virtual && flow.producer(t).is_none() && !flow.readers(t).is_empty() {
                 errors.push(GraphError::VirtualWithoutProducer {
                     tensor: tensor.name.clone(),
                 });
@@ -249,6 +264,15 @@ impl Graph {
     }
 
     fn check_node(&self, node: &Node, errors: &mut Vec<GraphError>) {
+        for option in node.options.set_options() {
+            if !node.op.options().contains(&option) {
+                errors.push(GraphError::UnexpectedOption {
+                    node: node.name.clone(),
+                    op: node.op.tag(),
+                    option,
+                });
+            }
+        }
         let before = errors.len();
         for &port in node.op.required_inputs() {
             if node.input(port).is_none() {

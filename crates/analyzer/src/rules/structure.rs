@@ -22,7 +22,10 @@ pub fn code_of(error: &GraphError) -> ReasonCode {
         E::UnknownTensor { .. } | E::UnknownRaggedOffset { .. } => R::DanglingReference,
         E::MissingPort { .. } => R::MissingPort,
         E::UnexpectedPort { .. } => R::UnexpectedPort,
-        E::EmptyName { .. } | E::DuplicateName { .. } | E::DuplicateNodeName { .. } => R::BadName,
+        E::EmptyName { .. }
+        | E::EmptyNodeName { .. }
+        | E::DuplicateName { .. }
+        | E::DuplicateNodeName { .. } => R::BadName,
         E::DuplicateUid { .. } => R::DuplicateUid,
         E::BadRank { .. } => R::BadRank,
         E::StrideCount { .. }
@@ -31,9 +34,13 @@ pub fn code_of(error: &GraphError) -> ReasonCode {
         | E::OverlappingOutput { .. } => R::BadLayout,
         E::LastStrideNotOne { .. } => R::LastStrideNotOne,
         E::SizeOverflow { .. } => R::SizeOverflow,
-        E::ShapeMismatch { .. } | E::NotBroadcastable { .. } => R::ShapeMismatch,
+        E::ShapeMismatch { .. } | E::NotBroadcastable { .. } | E::RaggedOffsetShape { .. } => {
+            R::ShapeMismatch
+        }
         E::DataTypeUnset { .. } => R::DataTypeUnset,
-        E::DataTypeNotAllowed { .. } | E::DataTypeMismatch { .. } => R::DataTypeNotAllowed,
+        E::DataTypeNotAllowed { .. } | E::DataTypeMismatch { .. } | E::RaggedOffsetType { .. } => {
+            R::DataTypeNotAllowed
+        }
         E::VirtualByValue { .. }
         | E::ByValueTypeMismatch { .. }
         | E::ByValueOutput { .. }
@@ -42,6 +49,9 @@ pub fn code_of(error: &GraphError) -> ReasonCode {
         E::MultipleWriters { .. } => R::MultipleWriters,
         E::AliasedOutput { .. } => R::AliasedOutput,
         E::Cycle { .. } => R::Cycle,
+        E::UnreadVirtualOutput { .. } => R::UnreadVirtualOutput,
+        E::UnexpectedOption { .. } => R::UnexpectedOption,
+        E::EmptyGraph => R::EmptyGraph,
     }
 }
 
@@ -103,8 +113,15 @@ fn rejection(error: &GraphError) -> Rejection {
             tensor: t,
             node,
             port: p,
+        }
+        | E::UnreadVirtualOutput {
+            node,
+            port: p,
+            tensor: t,
         } => port(node, *p, Some(t)),
         E::UnknownRaggedOffset { tensor: t, .. }
+        | E::RaggedOffsetType { tensor: t, .. }
+        | E::RaggedOffsetShape { tensor: t, .. }
         | E::DuplicateName { name: t }
         | E::BadRank { tensor: t, .. }
         | E::StrideCount { tensor: t, .. }
@@ -120,10 +137,10 @@ fn rejection(error: &GraphError) -> Rejection {
         | E::ByValueNotScalar { tensor: t, .. }
         | E::VirtualWithoutProducer { tensor: t }
         | E::DuplicateUid { second: t, .. } => tensor(t),
-        E::DuplicateNodeName { name } | E::Cycle { node: name } => {
-            Subject::Node { node: name.clone() }
-        }
-        E::EmptyName { .. } => Subject::Graph,
+        E::DuplicateNodeName { name }
+        | E::Cycle { node: name }
+        | E::UnexpectedOption { node: name, .. } => Subject::Node { node: name.clone() },
+        E::EmptyName { .. } | E::EmptyNodeName { .. } | E::EmptyGraph => Subject::Graph,
     };
     let r = Rejection::new(code, subject, error.to_string());
     match error {
@@ -147,10 +164,14 @@ fn rejection(error: &GraphError) -> Rejection {
             join(found),
             format!("each 1 or equal to {}", join(full)),
         ),
-        E::DataTypeNotAllowed { found, allowed, .. } => {
+        E::DataTypeNotAllowed { found, allowed, .. }
+        | E::RaggedOffsetType { found, allowed, .. } => {
             let allowed: Vec<&str> = allowed.iter().map(|d| d.name()).collect();
             r.limit("data type", found, allowed.join(" | "))
         }
+        E::RaggedOffsetShape {
+            found, expected, ..
+        } => r.limit("dims", join(found), join(expected)),
         E::DataTypeMismatch {
             found, expected, ..
         } => r.limit("data type", found, expected),

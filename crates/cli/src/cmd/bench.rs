@@ -14,15 +14,19 @@ use rime_engines::cuda::CudaDevice;
 use rime_graph::DataType;
 use serde_json::{json, Value};
 
+/// benches/gpu_suite.json as committed.
+const BUILT_IN_SUITES: &str = include_str!("../../../../benches/gpu_suite.json");
+
 /// Arguments of `rime bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
     /// Suite name in the suites file.
     #[arg(long, default_value = "standard")]
     pub suite: String,
-    /// The suites file.
-    #[arg(long, default_value = "benches/gpu_suite.json")]
-    pub suites: PathBuf,
+    /// The suites file (default: the repository's benches/gpu_suite.json, built in, so that
+    /// the command works from any directory).
+    #[arg(long)]
+    pub suites: Option<PathBuf>,
     /// Output directory (created).
     #[arg(long)]
     pub out: PathBuf,
@@ -245,10 +249,11 @@ fn table_row(v: &Value) -> String {
 /// # Errors
 /// No GPU, an unreadable suites file or an unwritable output directory.
 pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.suites)
-        .with_context(|| format!("reading {}", args.suites.display()))?;
-    let suites: Value = serde_json::from_str(&text)
-        .with_context(|| format!("parsing {}", args.suites.display()))?;
+    let (text, source) = match &args.suites {
+        Some(path) => (crate::read::graph_text(path)?, path.display().to_string()),
+        None => (BUILT_IN_SUITES.to_owned(), "the built-in suites".to_owned()),
+    };
+    let suites: Value = serde_json::from_str(&text).with_context(|| format!("parsing {source}"))?;
     let cases: Vec<_> = suite_cases(&suites, &args.suite)?
         .into_iter()
         .filter(|c| {

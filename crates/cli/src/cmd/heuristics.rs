@@ -18,10 +18,10 @@ pub struct HeuristicsArgs {
     #[arg(long, default_value = "a", value_parser = ["a", "b", "fallback"])]
     mode: String,
     /// Drop configurations: an engine (`sm120`) or `engine/route` (`sm120/atomic`). Repeatable.
-    #[arg(long)]
+    #[arg(long, value_parser = super::target_args::selector)]
     deselect: Vec<String>,
     /// Keep only this configuration (an engine or `engine/route`).
-    #[arg(long)]
+    #[arg(long, value_parser = super::target_args::selector)]
     pin: Option<String>,
 }
 

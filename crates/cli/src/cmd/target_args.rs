@@ -5,8 +5,27 @@ use std::path::PathBuf;
 use anyhow::{bail, Context as _};
 use rime_analyzer::{analyze, SupportReport, Target};
 
-fn target_names() -> clap::builder::PossibleValuesParser {
+/// The `--target` values: every profile and `auto`.
+pub fn target_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(Target::NAMES.into_iter().chain(["auto"]))
+}
+
+/// An engine configuration given on the command line (`--engine`, `--pin`, `--deselect`):
+/// one the heuristics know, or a usage error that lists them.
+///
+/// # Errors
+/// A name that selects no configuration.
+pub fn selector(text: &str) -> Result<String, String> {
+    let known = rime_analyzer::known_selectors();
+    if known.iter().any(|k| k == text.trim()) {
+        Ok(text.trim().to_owned())
+    } else {
+        Err(format!(
+            "no engine configuration is called `{}`; known: {}",
+            rime_graph::shown(text),
+            known.join(", ")
+        ))
+    }
 }
 
 /// The graph to analyse and the target to analyse it for.
@@ -58,7 +77,7 @@ impl AnalysisArgs {
     pub fn report(&self) -> anyhow::Result<SupportReport> {
         let target = self.target()?;
         // Every load error starts with the file's name already.
-        let graph = rime_graph::json::load_file(&self.file)?;
+        let graph = crate::read::graph(&self.file)?;
         Ok(analyze(&graph, &target))
     }
 }

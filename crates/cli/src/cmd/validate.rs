@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use rime_graph::{json, Graph};
+use rime_graph::{json, shown_text, Graph};
 
 /// Arguments of `rime validate`.
 #[derive(Debug, clap::Args)]
@@ -18,16 +18,16 @@ pub struct ValidateArgs {
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let mut all_ok = true;
     for file in &args.files {
+        let shown = shown_text(&file.display().to_string()).to_string();
         match check(file) {
             Ok(graph) => println!(
-                "ok  {} ({} nodes, {} tensors)",
-                file.display(),
+                "ok  {shown} ({} nodes, {} tensors)",
                 graph.nodes().len(),
                 graph.tensors().len()
             ),
             Err(problems) => {
                 all_ok = false;
-                println!("FAIL {}", file.display());
+                println!("FAIL {shown}");
                 for p in problems {
                     println!("  {p}");
                 }
@@ -43,19 +43,14 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
 
 /// The graph in `file` if it loads and is structurally valid, else every problem found.
 fn check(file: &Path) -> Result<Graph, Vec<String>> {
-    let shown = file.display().to_string();
-    let (graph, text) = match std::fs::read_to_string(file) {
-        Ok(text) => (json::from_str(&text, &shown), text),
-        // Unreadable or not UTF-8: load_file says which, with the place.
-        Err(_) => (json::load_file(file), String::new()),
-    };
-    let graph = graph.map_err(|e| vec![e.to_string()])?;
+    let name = file.display().to_string();
+    let text = crate::read::graph_text(file).map_err(|e| vec![e.to_string()])?;
+    let graph = json::from_str(&text, &name).map_err(|e| vec![e.to_string()])?;
     match graph.validate() {
         Ok(()) => Ok(graph),
-        Err(errors) => Err(errors
-            .0
-            .iter()
-            .map(|e| json::describe(&text, &shown, &graph, e))
-            .collect()),
+        Err(errors) => {
+            let describer = json::Describer::new(&text, &name, &graph);
+            Err(errors.0.iter().map(|e| describer.describe(e)).collect())
+        }
     }
 }

@@ -7,12 +7,15 @@
 //! dQ = scale dS K     dK += scale dS^T Q     dV += P^T dO     dSink -= exp(Sink - Stats) D
 //! ```
 //!
-//! Each task walks its query rows in blocks of [`BLOCK_Q`] with one (block x valid keys) tile for
-//! P and one for dP/dS. Rows whose Stats is infinite (nothing was attended to) and masked
-//! entries have P = 0, so they give exactly zero gradients, never NaN; a NaN Stats (a bad
-//! input) gives NaN gradients for its row rather than silent zeros. dK, dV, dBias and dSink
-//! come back per query head and are summed over heads and batches in a fixed order on one
-//! thread (see `reduce`): deterministic by construction, no shared accumulators.
+//! Each task walks its query rows in blocks of [`BLOCK_Q`] and their keys in blocks of
+//! [`BLOCK_KV`], with one (BLOCK_Q x BLOCK_KV) tile for P and one for dP/dS. A row whose Stats
+//! is +inf (the forward's mark of a row that attended to nothing) and masked entries have
+//! P = 0, so they give exactly zero gradients; any other Stats goes through the arithmetic as
+//! it is, so a NaN or -inf Stats, like a NaN in any input a kept score or product reads,
+//! shows as NaN / inf in the gradients it reaches (PyTorch's math), never as silent zeros.
+//! dK, dV, dBias and dSink come back per query head and are summed over heads and batches in
+//! a fixed order on one thread (see `reduce`): deterministic by construction, no shared
+//! accumulators.
 
 use rayon::prelude::*;
 
@@ -22,7 +25,7 @@ use super::gemm::{matmul, Mat};
 use super::problem::{BackwardInputs, BackwardOutputs, HeadOperands, Problem};
 use super::reduce::{Accumulators, HeadGrads};
 use super::tile::{scores, TileAt};
-use super::BLOCK_Q;
+use super::{BLOCK_KV, BLOCK_Q};
 use crate::EngineError;
 
 /// Runs the backward of `problem`, writing `outputs`, in arithmetic type `A`.
@@ -30,7 +33,8 @@ use crate::EngineError;
 /// # Errors
 /// [`EngineError::DimsMismatch`], [`EngineError::SeqLenOutOfRange`] or
 /// [`EngineError::MissingBuffer`] (dBias without Bias, dSink without Sink) when the tensors do
-/// not fit the problem; nothing is written then.
+/// not fit the problem (nothing is written then); [`EngineError::OutOfHostMemory`] when
+/// scratch memory runs out (dQ of heads already done may have been written).
 pub fn backward<A: Real>(
     problem: &Problem,
     inputs: &BackwardInputs<'_>,
@@ -44,12 +48,11 @@ pub fn backward<A: Real>(
         .dbias
         .as_ref()
         .map(|t| [t.view().dims[0], t.view().dims[1]]);
-    let mut sums = Accumulators::new(problem, dbias_dims);
+    let mut sums = Accumulators::new(problem, dbias_dims)?;
     // Heads run in parallel a few per thread at a time, which bounds the memory of their
     // partial dK/dV/dBias; they are summed in ascending order whatever the chunk size.
-    let chunk = 2 * rayon::current_num_threads().max(1);
     let tasks: Vec<usize> = (0..s.b * s.hq).collect();
-    for chunk in tasks.chunks(chunk) {
+    for chunk in tasks.chunks(super::heads_in_flight()) {
         let heads: Vec<HeadGrads<A>> = chunk
             .par_iter()
             .map(|&t| {
@@ -62,14 +65,14 @@ pub fn backward<A: Real>(
                     dbias_dims.is_some(),
                 )
             })
-            .collect();
-        for (&t, g) in chunk.iter().zip(&heads) {
+            .collect::<Result<_, _>>()?;
+        for (&t, g) in chunk.iter().zip(heads) {
             let (b, h) = (t / s.hq, t % s.hq);
             outputs.dq.scatter(b, h, 0..s.sq, s.dqk, &g.dq);
             sums.add(b, h, g);
         }
     }
-    sums.write(&mut outputs);
+    sums.write(&mut outputs)?;
     Ok(())
 }
 
@@ -93,7 +96,7 @@ fn backward_head<A: Real>(
     b: usize,
     h: usize,
     want_dbias: bool,
-) -> HeadGrads<A> {
+) -> Result<HeadGrads<A>, EngineError> {
     let s = p.shape;
     let HeadOperands {
         mask,
@@ -101,8 +104,8 @@ fn backward_head<A: Real>(
         sink,
         k,
         v,
-    } = p.head_operands::<A>(&x.attn, slopes, b, h);
-    let mut g = HeadGrads::zeros(&s, want_dbias);
+    } = p.head_operands::<A>(&x.attn, slopes, b, h)?;
+    let mut g = HeadGrads::zeros(&s, want_dbias)?;
     let mut t = Scratch::default();
     for i0 in (0..mask.q_len).step_by(BLOCK_Q) {
         let rows = i0..(i0 + BLOCK_Q).min(mask.q_len);
@@ -120,8 +123,8 @@ fn backward_head<A: Real>(
             .extend(rows.clone().map(|i| x.stats.get::<A>(b, h, i, 0)));
         if let Some(sink) = sink {
             for (&lse, &delta) in t.lse.iter().zip(&t.delta) {
-                // An infinite Stats marks a row that attended to nothing; NaN propagates.
-                if !lse.is_infinite() {
+                // Stats = +inf marks a row that attended to nothing; anything else counts.
+                if lse != A::infinity() {
                     g.dsink = g.dsink - (sink - lse).exp() * delta;
                 }
             }
@@ -130,86 +133,86 @@ fn backward_head<A: Real>(
         if cols.is_empty() {
             continue;
         }
-        let n = cols.len();
         x.attn.q.gather(b, h, rows.clone(), 0..s.dqk, &mut t.q);
-        let at = TileAt {
-            b,
-            h,
-            rows: rows.clone(),
-            cols: cols.clone(),
-        };
-        scores(
-            &at,
-            &mask,
-            scale,
-            x.attn.bias.as_ref(),
-            &t.q,
-            &k,
-            s.dqk,
-            &mut t.p,
-            &mut t.row,
-        );
-        for (row, &lse) in t.p.chunks_exact_mut(n).zip(&t.lse) {
-            if lse.is_finite() {
-                exp_shifted(row, lse);
-            } else if lse.is_nan() {
-                // A NaN Stats is a bad input: it must show in the gradients, not vanish.
-                row.fill(A::nan());
-            } else {
-                row.fill(A::zero());
+        for c0 in cols.clone().step_by(BLOCK_KV) {
+            let block = c0..(c0 + BLOCK_KV).min(cols.end);
+            let n = block.len();
+            let at = TileAt {
+                b,
+                h,
+                rows: rows.clone(),
+                cols: block.clone(),
+            };
+            scores(
+                &at,
+                &mask,
+                scale,
+                x.attn.bias.as_ref(),
+                &t.q,
+                &k,
+                s.dqk,
+                &mut t.p,
+                &mut t.row,
+            );
+            for (row, &lse) in t.p.chunks_exact_mut(n).zip(&t.lse) {
+                if lse == A::infinity() {
+                    row.fill(A::zero());
+                } else {
+                    exp_shifted(row, lse);
+                }
             }
-        }
-        let k_cols = &k[cols.start * s.dqk..cols.end * s.dqk];
-        let v_cols = &v[cols.start * s.dv..cols.end * s.dv];
-        // dV[cols] += P^T dO
-        matmul(
-            &mut g.dv[cols.start * s.dv..cols.end * s.dv],
-            Mat::rows(&t.p, m, n).t(),
-            Mat::rows(&t.d_o, m, s.dv),
-            A::one(),
-            true,
-        );
-        // dP = dO V^T, then dS = P * (dP - D) in place
-        t.ds.clear();
-        t.ds.resize(m * n, A::zero());
-        matmul(
-            &mut t.ds,
-            Mat::rows(&t.d_o, m, s.dv),
-            Mat::rows(v_cols, n, s.dv).t(),
-            A::one(),
-            false,
-        );
-        for ((ds, p), &delta) in
-            t.ds.chunks_exact_mut(n)
-                .zip(t.p.chunks_exact(n))
-                .zip(&t.delta)
-        {
-            for (x, &pv) in ds.iter_mut().zip(p) {
-                *x = pv * (*x - delta);
+            let k_block = &k[block.start * s.dqk..block.end * s.dqk];
+            let v_block = &v[block.start * s.dv..block.end * s.dv];
+            // dV[block] += P^T dO
+            matmul(
+                &mut g.dv[block.start * s.dv..block.end * s.dv],
+                Mat::rows(&t.p, m, n).t(),
+                Mat::rows(&t.d_o, m, s.dv),
+                A::one(),
+                true,
+            );
+            // dP = dO V^T, then dS = P * (dP - D) in place
+            t.ds.clear();
+            t.ds.resize(m * n, A::zero());
+            matmul(
+                &mut t.ds,
+                Mat::rows(&t.d_o, m, s.dv),
+                Mat::rows(v_block, n, s.dv).t(),
+                A::one(),
+                false,
+            );
+            for ((ds, p), &delta) in
+                t.ds.chunks_exact_mut(n)
+                    .zip(t.p.chunks_exact(n))
+                    .zip(&t.delta)
+            {
+                for (x, &pv) in ds.iter_mut().zip(p) {
+                    *x = pv * (*x - delta);
+                }
             }
-        }
-        if want_dbias {
-            for (r, i) in rows.clone().enumerate() {
-                g.dbias[i * s.skv + cols.start..i * s.skv + cols.end]
-                    .copy_from_slice(&t.ds[r * n..(r + 1) * n]);
+            if want_dbias {
+                for (r, i) in rows.clone().enumerate() {
+                    g.dbias[i * s.skv + block.start..i * s.skv + block.end]
+                        .copy_from_slice(&t.ds[r * n..(r + 1) * n]);
+                }
             }
+            // dQ[rows] += scale dS K[block]
+            matmul(
+                &mut g.dq[i0 * s.dqk..rows.end * s.dqk],
+                Mat::rows(&t.ds, m, n),
+                Mat::rows(k_block, n, s.dqk),
+                scale,
+                true,
+            );
+            // dK[block] += scale dS^T Q
+            matmul(
+                &mut g.dk[block.start * s.dqk..block.end * s.dqk],
+                Mat::rows(&t.ds, m, n).t(),
+                Mat::rows(&t.q, m, s.dqk),
+                scale,
+                true,
+            );
         }
-        // dQ[rows] = scale dS K[cols]
-        matmul(
-            &mut g.dq[i0 * s.dqk..rows.end * s.dqk],
-            Mat::rows(&t.ds, m, n),
-            Mat::rows(k_cols, n, s.dqk),
-            scale,
-            false,
-        );
-        // dK[cols] += scale dS^T Q
-        matmul(
-            &mut g.dk[cols.start * s.dqk..cols.end * s.dqk],
-            Mat::rows(&t.ds, m, n).t(),
-            Mat::rows(&t.q, m, s.dqk),
-            scale,
-            true,
-        );
     }
-    g
+    Ok(g)
 }

@@ -11,10 +11,10 @@ use super::layout::{HostSliceMut, TensorMut, TensorRef, View4};
 use super::problem::{
     AttentionInputs, BackwardInputs, BackwardOutputs, ForwardOutputs, Problem, SeqLens,
 };
-use super::{backward, forward};
+use super::{backward, forward, memory};
 use crate::{
     check_workspace, expect_engine, Binding, Buffer, Engine, EngineError, HostBuffer, HostData,
-    HostDataMut, MemoryLocation, Plan, PlanTensors, VariantPack, Workspace,
+    HostDataMut, MemoryLocation, MemoryNeeds, Plan, PlanTensors, VariantPack, Workspace,
 };
 
 const ENGINE: &str = "cpu_reference";
@@ -68,6 +68,20 @@ impl Engine for CpuEngine {
                 location: buffer.location().name(),
                 engine: ENGINE,
             })
+    }
+
+    fn upload_owned(
+        &self,
+        host: HostBuffer,
+    ) -> Result<(Box<dyn Buffer>, Option<HostBuffer>), EngineError> {
+        Ok((Box::new(host), None))
+    }
+
+    fn download_owned(&self, mut buffer: Box<dyn Buffer>) -> Result<HostBuffer, EngineError> {
+        match buffer.as_any_mut().downcast_mut::<HostBuffer>() {
+            Some(host) => Ok(std::mem::replace(host, HostBuffer::F32(Vec::new()))),
+            None => self.download(buffer.as_ref()),
+        }
     }
 
     fn workspace(&self, bytes: usize) -> Result<Workspace, EngineError> {
@@ -294,6 +308,18 @@ impl Plan for CpuPlan {
 
     fn tensors(&self) -> &PlanTensors {
         &self.tensors
+    }
+
+    fn scratch(&self) -> MemoryNeeds {
+        let dbias = self
+            .spec
+            .tensor(Port::DBias)
+            .map(|t| [t.dims[0], t.dims[1]]);
+        let real = match self.precision {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        };
+        memory::scratch(&self.problem, self.spec.op, dbias, real)
     }
 
     fn check(&self, pack: &VariantPack) -> Result<Binding, EngineError> {

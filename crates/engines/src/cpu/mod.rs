@@ -4,8 +4,9 @@
 //! strided views ([`TensorRef`], [`TensorMut`]) so it can be read and tested without the graph or
 //! the analyzer. Arithmetic runs in a [`Real`] type: f32 in the engine (f16 / bf16 / f32 inputs,
 //! f32 accumulation), f64 for gradient checks. Parallel over (batch, query head) with rayon;
-//! each task holds one (query block x keys) score tile at a time; tile products go through the
-//! `gemm` crate; reductions run in a fixed order, so results are bitwise reproducible.
+//! each task holds one (query block x key block) score tile at a time; tile products go
+//! through the `gemm` crate; reductions run in a fixed order, so results are bitwise
+//! reproducible. [`memory`] says how much host memory a problem needs before it runs.
 
 mod backward;
 mod element;
@@ -15,6 +16,7 @@ mod forward;
 mod gemm;
 mod layout;
 mod mask;
+pub mod memory;
 mod problem;
 mod reduce;
 mod tile;
@@ -29,5 +31,15 @@ pub use problem::{
     SeqLens,
 };
 
-/// Query rows per tile: one task holds BLOCK_Q x Skv scores (and as many dP/dS) at a time.
+/// Query rows per tile.
 pub const BLOCK_Q: usize = 64;
+
+/// Keys per tile: one task holds BLOCK_Q x BLOCK_KV scores (and as many dP/dS) at a time,
+/// whatever Skv is.
+pub const BLOCK_KV: usize = 512;
+
+/// (batch, head) tasks run at once: two per thread, which keeps the threads busy while
+/// bounding the per-head memory held at any time (see [`memory`]).
+pub fn heads_in_flight() -> usize {
+    2 * rayon::current_num_threads().max(1)
+}

@@ -6,6 +6,7 @@
 use super::element::Real;
 use super::layout::{TensorMut, TensorRef};
 use super::mask::{alibi_slopes, HeadMask};
+use crate::memory::try_reserve;
 use crate::EngineError;
 pub use rime_analyzer::{Band, ProblemShape};
 
@@ -162,10 +163,12 @@ impl Problem {
         slopes: &[f64],
         b: usize,
         h: usize,
-    ) -> HeadOperands<A> {
+    ) -> Result<HeadOperands<A>, EngineError> {
         let s = &self.shape;
         let mask = self.head_mask(b, h, slopes);
         let (mut k, mut v) = (Vec::new(), Vec::new());
+        try_reserve(&mut k, mask.kv_len * s.dqk, "one head's K, packed")?;
+        try_reserve(&mut v, mask.kv_len * s.dv, "one head's V, packed")?;
         let kv_rows = 0..mask.kv_len;
         inputs
             .k
@@ -173,13 +176,13 @@ impl Problem {
         inputs
             .v
             .gather(b, h / self.v_group(), kv_rows, 0..s.dv, &mut v);
-        HeadOperands {
+        Ok(HeadOperands {
             scale: A::of_f64(self.scale),
             sink: inputs.sink.map(|t| t.get(0, h, 0, 0)),
             mask,
             k,
             v,
-        }
+        })
     }
 
     /// ALiBi slopes per query head (empty without ALiBi).

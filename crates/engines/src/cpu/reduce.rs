@@ -2,11 +2,13 @@
 //!
 //! dK and dV of a kv head are the sums over its group of query heads; a broadcast dBias is the
 //! sum over the batches and/or heads it serves; dSink is the sum over batches. Heads are added
-//! into output-sized f32 accumulators one at a time in ascending (batch, head) order on the
-//! calling thread, so results do not depend on scheduling or on how many heads ran at once.
+//! into f32 sums one at a time in ascending (batch, head) order on the calling thread, so
+//! results do not depend on scheduling or on how many heads ran at once.
 
 use super::element::Real;
 use super::problem::{BackwardOutputs, Problem, ProblemShape};
+use crate::memory::try_filled;
+use crate::EngineError;
 
 /// Gradients one (batch, query head) task produces, packed row-major.
 pub(crate) struct HeadGrads<A> {
@@ -24,103 +26,103 @@ pub(crate) struct HeadGrads<A> {
 
 impl<A: Real> HeadGrads<A> {
     /// All-zero gradients (rows a task never touches stay zero).
-    pub fn zeros(s: &ProblemShape, want_dbias: bool) -> Self {
-        HeadGrads {
-            dq: vec![A::zero(); s.sq * s.dqk],
-            dk: vec![A::zero(); s.skv * s.dqk],
-            dv: vec![A::zero(); s.skv * s.dv],
+    pub fn zeros(s: &ProblemShape, want_dbias: bool) -> Result<Self, EngineError> {
+        Ok(HeadGrads {
+            dq: try_filled(s.sq * s.dqk, A::zero(), "one head's dQ")?,
+            dk: try_filled(s.skv * s.dqk, A::zero(), "one head's share of dK")?,
+            dv: try_filled(s.skv * s.dv, A::zero(), "one head's share of dV")?,
             dbias: if want_dbias {
-                vec![A::zero(); s.sq * s.skv]
+                try_filled(s.sq * s.skv, A::zero(), "one head's dBias")?
             } else {
                 Vec::new()
             },
             dsink: A::zero(),
-        }
+        })
     }
 }
 
-/// Running sums of dK, dV, dBias and dSink, packed like their tensors' logical dims.
+/// Running sums of dK, dV, dBias and dSink, one packed slot per (batch, kv head) of dK and dV
+/// and per (batch, head) of dBias. A slot starts empty and takes its first share as it is
+/// (moved, not copied); later shares are added into it. So a kv head served by a single query
+/// head costs no second copy of its gradients.
 pub(crate) struct Accumulators<A> {
     shape: ProblemShape,
     k_group: usize,
     v_group: usize,
     /// (1 or B, 1 or Hq) of the dBias tensor, when wanted.
     dbias_dims: Option<[usize; 2]>,
-    dk: Vec<A>,
-    dv: Vec<A>,
-    dbias: Vec<A>,
+    dk: Vec<Option<Vec<A>>>,
+    dv: Vec<Option<Vec<A>>>,
+    dbias: Vec<Option<Vec<A>>>,
     dsink: Vec<A>,
 }
 
-fn add_into<A: Real>(acc: &mut [A], part: &[A]) {
-    acc.iter_mut().zip(part).for_each(|(a, &x)| *a += x);
+/// Adds `part` into `slot`, or makes it the slot when the slot is empty.
+fn add_into<A: Real>(slot: &mut Option<Vec<A>>, part: Vec<A>) {
+    match slot {
+        Some(acc) => acc.iter_mut().zip(&part).for_each(|(a, &x)| *a += x),
+        None => *slot = Some(part),
+    }
 }
 
 impl<A: Real> Accumulators<A> {
-    /// Zeroed sums for `p`; `dbias_dims` are the batch and head dims of dBias.
-    pub fn new(p: &Problem, dbias_dims: Option<[usize; 2]>) -> Self {
+    /// Empty sums for `p`; `dbias_dims` are the batch and head dims of dBias.
+    pub fn new(p: &Problem, dbias_dims: Option<[usize; 2]>) -> Result<Self, EngineError> {
         let s = p.shape;
-        Accumulators {
+        let slots = |n: usize| (0..n).map(|_| None).collect::<Vec<_>>();
+        Ok(Accumulators {
             shape: s,
             k_group: p.k_group(),
             v_group: p.v_group(),
             dbias_dims,
-            dk: vec![A::zero(); s.b * s.hk * s.skv * s.dqk],
-            dv: vec![A::zero(); s.b * s.hv * s.skv * s.dv],
-            dbias: dbias_dims.map_or(Vec::new(), |[bb, bh]| {
-                vec![A::zero(); bb * bh * s.sq * s.skv]
-            }),
-            dsink: vec![A::zero(); s.hq],
-        }
+            dk: slots(s.b * s.hk),
+            dv: slots(s.b * s.hv),
+            dbias: slots(dbias_dims.map_or(0, |[bb, bh]| bb * bh)),
+            dsink: try_filled(s.hq, A::zero(), "the dSink sums")?,
+        })
     }
 
     /// Adds head (b, h)'s shares. Call in ascending (b, h) order.
-    pub fn add(&mut self, b: usize, h: usize, g: &HeadGrads<A>) {
+    pub fn add(&mut self, b: usize, h: usize, g: HeadGrads<A>) {
         let s = self.shape;
         let (gk, gv) = (h / self.k_group, h / self.v_group);
-        let k_len = s.skv * s.dqk;
-        add_into(&mut self.dk[(b * s.hk + gk) * k_len..][..k_len], &g.dk);
-        let v_len = s.skv * s.dv;
-        add_into(&mut self.dv[(b * s.hv + gv) * v_len..][..v_len], &g.dv);
+        add_into(&mut self.dk[b * s.hk + gk], g.dk);
+        add_into(&mut self.dv[b * s.hv + gv], g.dv);
         if let Some([bb, bh]) = self.dbias_dims {
             let (tb, th) = (if bb == 1 { 0 } else { b }, if bh == 1 { 0 } else { h });
-            let len = s.sq * s.skv;
-            add_into(&mut self.dbias[(tb * bh + th) * len..][..len], &g.dbias);
+            add_into(&mut self.dbias[tb * bh + th], g.dbias);
         }
         self.dsink[h] += g.dsink;
     }
 
-    /// Writes the sums into the outputs.
-    pub fn write(&self, out: &mut BackwardOutputs<'_>) {
+    /// Writes the sums into the outputs (a slot no head reached is written as zeros).
+    pub fn write(&self, out: &mut BackwardOutputs<'_>) -> Result<(), EngineError> {
         let s = self.shape;
+        let zeros = |len: usize| try_filled(len, A::zero(), "zero gradients");
         for b in 0..s.b {
             for g in 0..s.hk {
                 let len = s.skv * s.dqk;
-                out.dk.scatter(
-                    b,
-                    g,
-                    0..s.skv,
-                    s.dqk,
-                    &self.dk[(b * s.hk + g) * len..][..len],
-                );
+                match &self.dk[b * s.hk + g] {
+                    Some(sum) => out.dk.scatter(b, g, 0..s.skv, s.dqk, sum),
+                    None => out.dk.scatter(b, g, 0..s.skv, s.dqk, &zeros(len)?),
+                }
             }
             for g in 0..s.hv {
                 let len = s.skv * s.dv;
-                out.dv.scatter(
-                    b,
-                    g,
-                    0..s.skv,
-                    s.dv,
-                    &self.dv[(b * s.hv + g) * len..][..len],
-                );
+                match &self.dv[b * s.hv + g] {
+                    Some(sum) => out.dv.scatter(b, g, 0..s.skv, s.dv, sum),
+                    None => out.dv.scatter(b, g, 0..s.skv, s.dv, &zeros(len)?),
+                }
             }
         }
         if let (Some(dbias), Some([bb, bh])) = (out.dbias.as_mut(), self.dbias_dims) {
             let len = s.sq * s.skv;
             for tb in 0..bb {
                 for th in 0..bh {
-                    let sum = &self.dbias[(tb * bh + th) * len..][..len];
-                    dbias.scatter(tb, th, 0..s.sq, s.skv, sum);
+                    match &self.dbias[tb * bh + th] {
+                        Some(sum) => dbias.scatter(tb, th, 0..s.sq, s.skv, sum),
+                        None => dbias.scatter(tb, th, 0..s.sq, s.skv, &zeros(len)?),
+                    }
                 }
             }
         }
@@ -129,5 +131,6 @@ impl<A: Real> Accumulators<A> {
                 dsink.set(0, h, 0, 0, v);
             }
         }
+        Ok(())
     }
 }

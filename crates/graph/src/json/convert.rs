@@ -2,10 +2,11 @@
 //! nothing else: it neither checks structure (that is [`Graph::validate`]) nor fills in
 //! anything the file did not say.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 
 use super::error::LoadError;
-use super::locate::{locate, JsonPath};
+use super::locate::{JsonPath, SourceIndex};
 use super::maps::{Finite32, FormatName, NamedMap, PortMap, TensorRef, Version};
 use super::wire::{
     AlignmentName, ContextDoc, DataTypeName, GraphDoc, NodeDoc, ScalarDoc, Tag, TensorDoc,
@@ -142,12 +143,17 @@ pub(crate) fn to_doc(graph: &Graph) -> GraphDoc {
 }
 
 /// Resolves tensor references (by name or uid) of one document, with located errors.
+///
+/// A reference that resolves costs two hash lookups; the text is scanned for line and column
+/// only when one does not (once, however many fail), so loading stays linear in the file size.
 pub(crate) struct Resolver<'a> {
     text: &'a str,
     file: &'a str,
+    index: OnceCell<SourceIndex>,
     names: HashMap<String, TensorId>,
-    uids: HashMap<i64, Vec<TensorId>>,
-    tensor_names: Vec<String>,
+    /// Uid -> the tensors that have it, with their names (for the ambiguity error).
+    uids: HashMap<i64, Vec<(TensorId, String)>>,
+    count: usize,
 }
 
 impl<'a> Resolver<'a> {
@@ -156,69 +162,89 @@ impl<'a> Resolver<'a> {
         Resolver {
             text,
             file,
+            index: OnceCell::new(),
             names: HashMap::new(),
             uids: HashMap::new(),
-            tensor_names: Vec::new(),
+            count: 0,
         }
     }
 
     /// Registers the next tensor (ids in order) under its name, extra aliases and uid. The
     /// first tensor registered under a name keeps it.
     pub(crate) fn add(&mut self, name: &str, aliases: &[&str], uid: Option<i64>) -> TensorId {
-        let id = TensorId(u32::try_from(self.tensor_names.len()).unwrap_or(u32::MAX));
+        let id = TensorId(u32::try_from(self.count).unwrap_or(u32::MAX));
+        self.count += 1;
         for n in std::iter::once(name).chain(aliases.iter().copied()) {
             self.names.entry(n.to_owned()).or_insert(id);
         }
         if let Some(uid) = uid {
-            self.uids.entry(uid).or_default().push(id);
+            self.uids
+                .entry(uid)
+                .or_default()
+                .push((id, name.to_owned()));
         }
-        self.tensor_names.push(name.to_owned());
         id
     }
 
     /// The tensor `r` refers to; `path` is where the reference is, for errors.
     pub(crate) fn resolve(&self, r: &TensorRef, path: JsonPath) -> Result<TensorId, LoadError> {
-        let at = locate(self.text, &path).unwrap_or_default();
-        let (file, path) = (self.file.to_owned(), path.to_string());
-        match r {
-            TensorRef::Name(name) => {
-                self.names
-                    .get(name.as_str())
-                    .copied()
-                    .ok_or_else(|| LoadError::UnknownTensorName {
-                        file,
-                        at,
-                        path,
-                        name: name.clone(),
-                    })
-            }
+        self.resolve_at(r, || path)
+    }
+
+    /// [`Resolver::resolve`] with the path made only when the reference fails (a path is a
+    /// few allocations, and a large graph has hundreds of thousands of references).
+    pub(crate) fn resolve_at(
+        &self,
+        r: &TensorRef,
+        path: impl FnOnce() -> JsonPath,
+    ) -> Result<TensorId, LoadError> {
+        let found = match r {
+            TensorRef::Name(name) => self.names.get(name.as_str()).copied(),
             TensorRef::Uid(uid) => match self.uids.get(uid).map(Vec::as_slice) {
-                Some([id]) => Ok(*id),
-                Some(ids) if ids.len() > 1 => Err(LoadError::AmbiguousUid {
-                    file,
-                    at,
-                    path,
-                    uid: *uid,
-                    tensors: ids
-                        .iter()
-                        .map(|id| self.tensor_names[id.index()].clone())
-                        .collect(),
-                }),
-                _ => Err(LoadError::UnknownUid {
-                    file,
-                    at,
-                    path,
-                    uid: *uid,
-                }),
+                Some([(id, _)]) => Some(*id),
+                _ => None,
             },
+        };
+        if let Some(id) = found {
+            return Ok(id);
         }
+        let path = path();
+        let at = self
+            .index
+            .get_or_init(|| SourceIndex::new(self.text))
+            .locate(&path)
+            .unwrap_or_default();
+        let (file, path) = (self.file.to_owned(), path.to_string());
+        Err(match r {
+            TensorRef::Name(name) => LoadError::UnknownTensorName {
+                file,
+                at,
+                path,
+                name: name.clone(),
+            },
+            TensorRef::Uid(uid) => match self.uids.get(uid) {
+                Some(ids) if ids.len() > 1 => LoadError::AmbiguousUid {
+                    file,
+                    at,
+                    path,
+                    uid: *uid,
+                    tensors: ids.iter().map(|(_, name)| name.clone()).collect(),
+                },
+                _ => LoadError::UnknownUid {
+                    file,
+                    at,
+                    path,
+                    uid: *uid,
+                },
+            },
+        })
     }
 
     /// Resolves a port map found at `path`.
     fn ports(&self, map: &PortMap, path: JsonPath) -> Result<BTreeMap<Port, TensorId>, LoadError> {
         map.0
             .iter()
-            .map(|(port, r)| Ok((*port, self.resolve(r, path.key(port.name()))?)))
+            .map(|(port, r)| Ok((*port, self.resolve_at(r, || path.key(port.name()))?)))
             .collect()
     }
 }
@@ -239,7 +265,9 @@ pub(crate) fn from_doc(doc: &GraphDoc, text: &str, file: &str) -> Result<Graph, 
     let tensors_path = JsonPath::default().key("tensors");
     for (name, t) in &doc.tensors.0 {
         let ragged_offset = match &t.ragged_offset {
-            Some(r) => Some(resolver.resolve(r, tensors_path.key(name).key("ragged_offset"))?),
+            Some(r) => {
+                Some(resolver.resolve_at(r, || tensors_path.key(name).key("ragged_offset"))?)
+            }
             None => None,
         };
         graph.tensor(Tensor {

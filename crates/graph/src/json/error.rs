@@ -16,6 +16,17 @@ pub struct Location {
     pub column: usize,
 }
 
+impl Location {
+    /// A parser's position (serde_json's): line 1-based, column 0 before the first byte of a
+    /// line (at the end of an empty input or right after a newline), shown as column 1.
+    pub fn from_parser(line: usize, column: usize) -> Location {
+        Location {
+            line,
+            column: if line == 0 { 0 } else { column.max(1) },
+        }
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.line == 0 {
@@ -33,15 +44,26 @@ impl fmt::Display for Location {
 pub enum LoadError {
     /// The file could not be read. (The OS error is part of the message, not a `source()`, so
     /// that error chains print it once.)
-    #[error("{}: cannot read: {error}", path.display())]
+    #[error("{}: cannot read: {error}", crate::shown_text(&path.display().to_string()))]
     Io {
         /// The path given.
         path: PathBuf,
         /// The OS error.
         error: std::io::Error,
     },
+    /// The file is larger than the limit on graph files (a regular file's size is known before
+    /// reading; a pipe or device is read up to the limit).
+    #[error("{}: {} the limit of {limit} bytes for graph files", crate::shown_text(&path.display().to_string()), size.map_or_else(|| "is larger than".to_owned(), |s| format!("is {s} bytes, over")))]
+    TooLarge {
+        /// The path given.
+        path: PathBuf,
+        /// The file's size, when it is a regular file.
+        size: Option<u64>,
+        /// The limit.
+        limit: u64,
+    },
     /// The text is not JSON (unbalanced brackets, trailing commas, bad literals, cut short).
-    #[error("{file}{at}: JSON syntax error: {message}")]
+    #[error("{file_}{at}: JSON syntax error: {message_}", file_ = crate::shown_text(.file), message_ = crate::shown_text(.message))]
     Syntax {
         /// Source name (file path).
         file: String,
@@ -52,7 +74,7 @@ pub enum LoadError {
     },
     /// Well-formed JSON that does not follow the format: a wrong type, an unknown or duplicate
     /// key, a missing key, an unknown tag, port or data type, an unsupported version.
-    #[error("{file}{at}: at `{path}`: {message}")]
+    #[error("{file_}{at}: at `{path_}`: {message_}", file_ = crate::shown_text(.file), path_ = crate::shown_text(.path), message_ = crate::shown_text(.message))]
     Format {
         /// Source name (file path).
         file: String,
@@ -64,7 +86,7 @@ pub enum LoadError {
         message: String,
     },
     /// A port or ragged offset names a tensor that the `tensors` object does not have.
-    #[error("{file}{at}: at `{path}`: no tensor named `{name}` in `tensors`")]
+    #[error("{file_}{at}: at `{path_}`: no tensor named `{name_}` in `tensors`", file_ = crate::shown_text(.file), path_ = crate::shown_text(.path), name_ = crate::shown(.name))]
     UnknownTensorName {
         /// Source name (file path).
         file: String,
@@ -76,7 +98,7 @@ pub enum LoadError {
         name: String,
     },
     /// A port or ragged offset gives a uid that no tensor has.
-    #[error("{file}{at}: at `{path}`: no tensor has uid {uid}")]
+    #[error("{file_}{at}: at `{path_}`: no tensor has uid {uid}", file_ = crate::shown_text(.file), path_ = crate::shown_text(.path))]
     UnknownUid {
         /// Source name (file path).
         file: String,
@@ -88,7 +110,7 @@ pub enum LoadError {
         uid: i64,
     },
     /// A port or ragged offset gives a uid that several tensors have.
-    #[error("{file}{at}: at `{path}`: uid {uid} is shared by tensors {tensors:?}; refer by name or make uids unique")]
+    #[error("{file_}{at}: at `{path_}`: uid {uid} is shared by tensors {}; refer by name or make uids unique", crate::shown_list(.tensors), file_ = crate::shown_text(.file), path_ = crate::shown_text(.path))]
     AmbiguousUid {
         /// Source name (file path).
         file: String,
@@ -107,7 +129,7 @@ impl LoadError {
     /// Where in the file the error is, when known.
     pub fn location(&self) -> Option<Location> {
         match self {
-            LoadError::Io { .. } => None,
+            LoadError::Io { .. } | LoadError::TooLarge { .. } => None,
             LoadError::Syntax { at, .. }
             | LoadError::Format { at, .. }
             | LoadError::UnknownTensorName { at, .. }

@@ -2,6 +2,7 @@
 //! the value at a line and column. serde_json reports positions but not paths; the converter
 //! knows paths but not positions. This small tolerant scanner joins the two.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use super::error::Location;
@@ -50,9 +51,9 @@ impl fmt::Display for JsonPath {
                     if i > 0 {
                         f.write_str(".")?;
                     }
-                    f.write_str(k)?;
+                    write!(f, "{}", crate::shown(k))?;
                 }
-                Seg::Key(k) => write!(f, "[{k:?}")?,
+                Seg::Key(k) => write!(f, "[\"{}\"", crate::shown(k))?,
             }
             if !matches!(seg, Seg::Key(k) if is_plain(k)) {
                 f.write_str("]")?;
@@ -81,8 +82,47 @@ struct Span {
 enum Kind {
     Scalar,
     Array(Vec<Span>),
+    Object(Object),
+}
+
+/// The entries of an object in text order, with a key index once there are many (the
+/// `tensors` object of a large graph), so that each lookup is O(1) and locating every error
+/// of a file stays linear in its size.
+#[derive(Debug, Default)]
+struct Object {
     /// (key, key start, key end, value)
-    Object(Vec<(String, usize, usize, Span)>),
+    entries: Vec<(String, usize, usize, Span)>,
+    /// Key -> index of its first entry, for objects of more than [`INDEXED`] entries.
+    by_key: Option<HashMap<String, usize>>,
+}
+
+/// Objects with more entries than this get a key index.
+const INDEXED: usize = 8;
+
+impl Object {
+    fn push(&mut self, entry: (String, usize, usize, Span)) {
+        self.entries.push(entry);
+        if self.entries.len() > INDEXED {
+            let index = self.by_key.get_or_insert_with(|| {
+                let mut map = HashMap::new();
+                for (i, (key, ..)) in self.entries[..INDEXED].iter().enumerate() {
+                    map.entry(key.clone()).or_insert(i);
+                }
+                map
+            });
+            let last = self.entries.len() - 1;
+            index.entry(self.entries[last].0.clone()).or_insert(last);
+        }
+    }
+
+    /// The value of the first entry with this key.
+    fn get(&self, key: &str) -> Option<&Span> {
+        let i = match &self.by_key {
+            Some(index) => *index.get(key)?,
+            None => self.entries.iter().position(|(k, ..)| k == key)?,
+        };
+        self.entries.get(i).map(|e| &e.3)
+    }
 }
 
 struct Scanner<'a> {
@@ -152,6 +192,21 @@ impl Scanner<'_> {
         }
     }
 
+    /// The decoded text of the key literal at `ks..ke` (empty when it does not decode).
+    fn key(&self, ks: usize, ke: usize) -> String {
+        let raw = &self.text[ks..ke];
+        // Most keys hold no escape: take the bytes between the quotes as they are.
+        if !raw.contains(&b'\\') {
+            if let Ok(plain) = std::str::from_utf8(&raw[1..raw.len().saturating_sub(1).max(1)]) {
+                return plain.to_owned();
+            }
+        }
+        std::str::from_utf8(raw)
+            .ok()
+            .and_then(|raw| serde_json::from_str::<String>(raw).ok())
+            .unwrap_or_default()
+    }
+
     fn array(&mut self, depth: usize) -> Option<Kind> {
         self.pos += 1;
         let mut items = Vec::new();
@@ -171,29 +226,26 @@ impl Scanner<'_> {
 
     fn object(&mut self, depth: usize) -> Option<Kind> {
         self.pos += 1;
-        let mut entries = Vec::new();
+        let mut object = Object::default();
         loop {
             self.skip_ws();
             match self.peek()? {
                 b'}' => {
                     self.pos += 1;
-                    return Some(Kind::Object(entries));
+                    return Some(Kind::Object(object));
                 }
                 b'"' => {}
                 _ => return None,
             }
             let (ks, ke) = self.string()?;
-            let key = std::str::from_utf8(&self.text[ks..ke])
-                .ok()
-                .and_then(|raw| serde_json::from_str::<String>(raw).ok())
-                .unwrap_or_default();
+            let key = self.key(ks, ke);
             self.skip_ws();
             if self.peek()? != b':' {
                 return None;
             }
             self.pos += 1;
             let value = self.value(depth + 1)?;
-            entries.push((key, ks, ke, value));
+            object.push((key, ks, ke, value));
             self.skip_ws();
             if self.peek()? == b',' {
                 self.pos += 1;
@@ -210,63 +262,100 @@ fn scan(text: &str) -> Option<Span> {
     .value(0)
 }
 
-/// Line and column (1-based, bytes) of byte `offset`.
-pub(crate) fn location_of(text: &str, offset: usize) -> Location {
-    let offset = offset.min(text.len());
-    let before = &text.as_bytes()[..offset];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    Location {
-        line,
-        column: offset - line_start + 1,
-    }
+/// Where each line of a text starts: built once, so that every offset -> line:column is a
+/// binary search instead of a rescan of the text.
+#[derive(Debug)]
+pub(crate) struct Lines {
+    starts: Vec<usize>,
+    len: usize,
 }
 
-/// Byte offset of a serde_json position (1-based line, column of the last byte read).
-fn offset_of(text: &str, at: Location) -> usize {
-    let mut line_start = 0;
-    for _ in 1..at.line {
-        match text[line_start..].find('\n') {
-            Some(i) => line_start += i + 1,
-            None => break,
+impl Lines {
+    pub(crate) fn new(text: &str) -> Lines {
+        let starts = std::iter::once(0)
+            .chain(
+                text.bytes()
+                    .enumerate()
+                    .filter(|(_, b)| *b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        Lines {
+            starts,
+            len: text.len(),
         }
     }
-    (line_start + at.column.saturating_sub(1)).min(text.len())
+
+    /// Line and column (1-based, bytes) of byte `offset`.
+    pub(crate) fn location_of(&self, offset: usize) -> Location {
+        let offset = offset.min(self.len);
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        Location {
+            line,
+            column: offset - self.starts[line - 1] + 1,
+        }
+    }
+
+    /// Byte offset of a serde_json position (1-based line, column of the last byte read).
+    fn offset_of(&self, at: Location) -> usize {
+        let line = at.line.clamp(1, self.starts.len());
+        (self.starts[line - 1] + at.column.saturating_sub(1)).min(self.len)
+    }
 }
 
-/// Where the value at `path` starts, when the text has it. (The first of duplicate keys.)
-pub(crate) fn locate(text: &str, path: &JsonPath) -> Option<Location> {
-    let mut span = scan(text)?;
-    for seg in &path.0 {
-        span = match (seg, span.kind) {
-            (Seg::Index(i), Kind::Array(items)) => items.into_iter().nth(*i)?,
-            (Seg::Key(k), Kind::Object(entries)) => {
-                entries.into_iter().find(|(key, ..)| key == k)?.3
+/// A JSON text scanned once: its lines and the spans of its values, for locating any number
+/// of paths in time linear in the text (plus the length of each path).
+#[derive(Debug)]
+pub(crate) struct SourceIndex {
+    lines: Lines,
+    root: Option<Span>,
+}
+
+impl SourceIndex {
+    /// Scans `text` (tolerantly: text that is not JSON locates nothing).
+    pub(crate) fn new(text: &str) -> SourceIndex {
+        let text = super::without_bom(text);
+        SourceIndex {
+            lines: Lines::new(text),
+            root: scan(text),
+        }
+    }
+
+    /// Where the value at `path` starts, when the text has it. (The first of duplicate keys.)
+    pub(crate) fn locate(&self, path: &JsonPath) -> Option<Location> {
+        let mut span = self.root.as_ref()?;
+        for seg in &path.0 {
+            span = match (seg, &span.kind) {
+                (Seg::Index(i), Kind::Array(items)) => items.get(*i)?,
+                (Seg::Key(k), Kind::Object(object)) => object.get(k)?,
+                _ => return None,
+            };
+        }
+        Some(self.lines.location_of(span.start))
+    }
+
+    /// The nearest value on `path` that the text has: `path` itself, else its closest ancestor
+    /// (e.g. the tensor, when its `data_type` key is absent), with where that value starts.
+    pub(crate) fn locate_nearest(&self, path: &JsonPath) -> Option<(JsonPath, Location)> {
+        let mut path = path.clone();
+        loop {
+            if let Some(at) = self.locate(&path) {
+                return Some((path, at));
             }
-            _ => return None,
-        };
+            path.0.pop()?;
+        }
     }
-    Some(location_of(text, span.start))
 }
 
-/// The nearest value on `path` that the text has: `path` itself, else its closest ancestor
-/// (e.g. the tensor, when its `data_type` key is absent), with where that value starts.
+/// The nearest value on `path` that `text` has (see [`SourceIndex::locate_nearest`]), for a
+/// single error: the text is scanned for it.
 pub(crate) fn locate_nearest(text: &str, path: &JsonPath) -> Option<(JsonPath, Location)> {
-    let mut path = path.clone();
-    loop {
-        if let Some(at) = locate(text, &path) {
-            return Some((path, at));
-        }
-        path.0.pop()?;
-    }
+    SourceIndex::new(text).locate_nearest(path)
 }
 
 /// The path of the innermost value (or object key) at a serde_json error position.
 pub(crate) fn path_at(text: &str, at: Location) -> JsonPath {
-    let mut offset = offset_of(text, at);
+    let mut offset = Lines::new(text).offset_of(at);
     // serde_json may stop just before the offending value (after `:` and spaces): step on to it.
     let bytes = text.as_bytes();
     while bytes
@@ -287,9 +376,9 @@ pub(crate) fn path_at(text: &str, at: Location) -> JsonPath {
                 .enumerate()
                 .find(|(_, s)| s.start <= offset && offset < s.end)
                 .map(|(i, s)| (Seg::Index(i), s)),
-            Kind::Object(entries) => {
+            Kind::Object(object) => {
                 let mut found = None;
-                for (key, ks, ke, value) in entries {
+                for (key, ks, ke, value) in object.entries {
                     if ks <= offset && offset < ke {
                         path.0.push(Seg::Key(key));
                         return path;
@@ -332,9 +421,9 @@ fn scan_partial(text: &str) -> Option<Span> {
     })
 }
 
-fn partial_entries(s: &mut Scanner<'_>) -> Vec<(String, usize, usize, Span)> {
+fn partial_entries(s: &mut Scanner<'_>) -> Object {
     s.pos += 1;
-    let mut entries = Vec::new();
+    let mut entries = Object::default();
     loop {
         s.skip_ws();
         if s.peek() != Some(b'"') {
@@ -343,10 +432,7 @@ fn partial_entries(s: &mut Scanner<'_>) -> Vec<(String, usize, usize, Span)> {
         let Some((ks, ke)) = s.string() else {
             return entries;
         };
-        let key = std::str::from_utf8(&s.text[ks..ke])
-            .ok()
-            .and_then(|raw| serde_json::from_str::<String>(raw).ok())
-            .unwrap_or_default();
+        let key = s.key(ks, ke);
         s.skip_ws();
         if s.peek() != Some(b':') {
             return entries;
@@ -390,14 +476,13 @@ mod tests {
             .key("inputs")
             .key("Q");
         assert_eq!(p.to_string(), "nodes[0].inputs.Q");
-        let at = locate(DOC, &p).unwrap();
+        let index = SourceIndex::new(DOC);
+        let at = index.locate(&p).unwrap();
         assert_eq!((at.line, at.column), (3, 30));
         assert_eq!(path_at(DOC, at).to_string(), "nodes[0].inputs.Q");
-        let dims = locate(
-            DOC,
-            &JsonPath::default().key("tensors").key("Q").key("dims"),
-        )
-        .unwrap();
+        let dims = index
+            .locate(&JsonPath::default().key("tensors").key("Q").key("dims"))
+            .unwrap();
         let one = Location {
             line: dims.line,
             column: dims.column + 4,
@@ -418,7 +503,7 @@ mod tests {
             "}}}",
             "[1,,]",
         ] {
-            let _ = locate(text, &JsonPath::default().key("a").index(3));
+            let _ = SourceIndex::new(text).locate(&JsonPath::default().key("a").index(3));
             for line in 0..3 {
                 for column in 0..6 {
                     let _ = path_at(text, Location { line, column });
@@ -426,6 +511,37 @@ mod tests {
             }
         }
         let deep = "[".repeat(10_000);
-        assert!(locate(&deep, &JsonPath::default().index(0)).is_none());
+        assert!(SourceIndex::new(&deep)
+            .locate(&JsonPath::default().index(0))
+            .is_none());
+    }
+
+    #[test]
+    fn large_objects_are_indexed_and_the_first_duplicate_wins() {
+        let entries: Vec<String> = (0..20).map(|i| format!("\"t{i}\": {i}")).collect();
+        let text = format!("{{{}, \"t3\": 99}}", entries.join(",\n"));
+        let index = SourceIndex::new(&text);
+        for i in [0, 3, 8, 9, 19] {
+            let at = index.locate(&JsonPath::default().key(&format!("t{i}")));
+            assert_eq!(at.map(|a| a.line), Some(i + 1), "t{i}");
+        }
+        assert!(index.locate(&JsonPath::default().key("t20")).is_none());
+        let escaped = SourceIndex::new("{\"a\\u0062\": 1}");
+        assert!(escaped.locate(&JsonPath::default().key("ab")).is_some());
+    }
+
+    #[test]
+    fn lines_map_offsets_to_one_based_columns() {
+        let lines = Lines::new("ab\n\ncd");
+        let at = |o| {
+            let l = lines.location_of(o);
+            (l.line, l.column)
+        };
+        assert_eq!(at(0), (1, 1));
+        assert_eq!(at(2), (1, 3));
+        assert_eq!(at(3), (2, 1));
+        assert_eq!(at(4), (3, 1));
+        assert_eq!(at(6), (3, 3));
+        assert_eq!(at(99), (3, 3));
     }
 }

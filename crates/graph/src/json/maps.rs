@@ -3,7 +3,10 @@
 //! numbers, and the format/version markers.
 
 use std::borrow::Cow;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -52,9 +55,33 @@ impl<T> NamedMap<T> {
         T: Deserialize<'de>,
     {
         let mut entries: Vec<(String, T)> = Vec::new();
+        // The first entry of each key hash: duplicates are found in O(1) per key
+        // without a second copy of every name; keys whose hash another key has are
+        // few (collisions) and compared one by one.
+        let hasher = std::collections::hash_map::RandomState::new();
+        let mut first: HashMap<u64, usize> = HashMap::new();
+        let mut collided: Vec<usize> = Vec::new();
         while let Some(key) = access.next_key::<String>()? {
-            if entries.iter().any(|(k, _)| *k == key) {
-                return Err(de::Error::custom(format!("duplicate key `{key}`")));
+            let index = entries.len();
+            let duplicate = match first.entry(hasher.hash_one(&key)) {
+                Entry::Vacant(slot) => {
+                    slot.insert(index);
+                    false
+                }
+                Entry::Occupied(slot) => {
+                    let seen = entries[*slot.get()].0 == key
+                        || collided.iter().any(|&i| entries[i].0 == key);
+                    if !seen {
+                        collided.push(index);
+                    }
+                    seen
+                }
+            };
+            if duplicate {
+                return Err(de::Error::custom(format!(
+                    "duplicate key `{}`",
+                    crate::shown(&key)
+                )));
             }
             let value = access.next_value()?;
             entries.push((key, value));
@@ -110,7 +137,8 @@ impl<'de> Deserialize<'de> for PortMap {
                 while let Some(key) = access.next_key::<String>()? {
                     let Some(port) = Port::from_name(&key) else {
                         return Err(de::Error::custom(format!(
-                            "unknown port `{key}`, expected one of {}",
+                            "unknown port `{}`, expected one of {}",
+                            crate::shown(&key),
                             port_names()
                         )));
                     };
@@ -197,7 +225,8 @@ impl JsonSchema for TensorRef {
 }
 
 /// An f32 written as a JSON number: finite and within f32 range (JSON has no NaN or infinity,
-/// and a larger number would silently become infinite).
+/// and a larger number would silently become infinite), and not so small that it reads as 0
+/// (below about 7e-46 a non-zero number would silently become zero).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Finite32(pub f32);
 
@@ -225,10 +254,15 @@ impl<'de> Deserialize<'de> for Finite32 {
                 // Round first: f32::MAX saves as its shortest text 3.4028235e38, which as an
                 // f64 is a little above f64::from(f32::MAX) but rounds back to it.
                 let rounded = v as f32;
-                if rounded.is_finite() {
-                    Ok(Finite32(rounded))
-                } else {
+                if !rounded.is_finite() {
                     Err(E::custom(format!("{v} is outside the f32 range")))
+                } else if rounded == 0.0 && v != 0.0 {
+                    Err(E::custom(format!(
+                        "{v:e} is too small for f32 and would read as 0 (the smallest positive f32 is {:e}); write 0 if zero is meant",
+                        f32::from_bits(1)
+                    )))
+                } else {
+                    Ok(Finite32(rounded))
                 }
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Finite32, E> {
@@ -281,7 +315,8 @@ impl<'de> Deserialize<'de> for FormatName {
                     Ok(FormatName)
                 } else {
                     Err(E::custom(format!(
-                        "format is `{found}`, expected `{FORMAT}`"
+                        "format is `{}`, expected `{FORMAT}`",
+                        crate::shown(found)
                     )))
                 }
             }

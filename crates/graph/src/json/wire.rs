@@ -80,8 +80,7 @@ pub struct TensorDoc {
 }
 
 /// A scalar passed by value, tagged with its type.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub enum ScalarDoc {
     /// 32-bit float (a finite JSON number within f32 range).
     #[serde(rename = "f32")]
@@ -95,6 +94,54 @@ pub enum ScalarDoc {
     /// 64-bit integer.
     #[serde(rename = "i64")]
     I64(i64),
+}
+
+/// The tags of [`ScalarDoc`], for messages.
+const SCALAR_TAGS: &str = "`f32`, `f64`, `i32` or `i64`";
+
+// By hand rather than derived: serde's derived enum reads `{}` as a JSON syntax error
+// ("expected value"); this one says what a by-value scalar looks like.
+impl<'de> Deserialize<'de> for ScalarDoc {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ScalarDoc;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(
+                    f,
+                    "an object with one key, {SCALAR_TAGS}, holding the number, e.g. {{\"f32\": 0.125}}"
+                )
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<ScalarDoc, A::Error> {
+                let Some(tag) = access.next_key::<String>()? else {
+                    return Err(de::Error::custom(format!(
+                        "a by-value scalar needs one key, {SCALAR_TAGS}, holding the number, e.g. {{\"f32\": 0.125}}; found an empty object"
+                    )));
+                };
+                let value = match tag.as_str() {
+                    "f32" => ScalarDoc::F32(access.next_value()?),
+                    "f64" => ScalarDoc::F64(access.next_value()?),
+                    "i32" => ScalarDoc::I32(access.next_value()?),
+                    "i64" => ScalarDoc::I64(access.next_value()?),
+                    other => {
+                        return Err(de::Error::custom(format!(
+                            "unknown scalar type `{}`, expected {SCALAR_TAGS}",
+                            crate::shown(other)
+                        )))
+                    }
+                };
+                if let Some(extra) = access.next_key::<String>()? {
+                    return Err(de::Error::custom(format!(
+                        "a by-value scalar has exactly one key; found `{}` after `{tag}`",
+                        crate::shown(&extra)
+                    )));
+                }
+                Ok(value)
+            }
+        }
+        deserializer.deserialize_map(V)
+    }
 }
 
 /// Element type names.

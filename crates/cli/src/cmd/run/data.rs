@@ -1,33 +1,25 @@
-//! Tensor data for `rime run`: inputs from safetensors (by tensor name) or seeded random
-//! numbers, outputs to safetensors, and checksum summaries.
+//! Tensor data for `rime run`: inputs from the `--inputs` file (by tensor name) or seeded
+//! random numbers, outputs to safetensors, and checksum summaries. Tensors are produced and
+//! consumed in place, element by element: no step holds a second copy of a whole tensor.
 
-use std::collections::BTreeMap;
 use std::fmt;
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{bail, Context as _};
 use rime_engines::HostBuffer;
-use rime_graph::{sdpa_shape, DataType, Graph, Port, TensorId};
-use safetensors::{Dtype, SafeTensors};
+use rime_graph::{sdpa_shape, shown, DataType, Dataflow, Graph, Port, TensorId};
+use safetensors::tensor::{Metadata, TensorInfo};
 
-/// Where inputs come from: a safetensors file's bytes, and the seed for the rest.
+use crate::limits::Limits;
+use crate::output::OutputFile;
+use crate::tensor_file::{dtype_of, TensorFile};
+
+/// Where inputs come from: the `--inputs` file, and the seed for the rest.
 pub struct Inputs {
-    file: Option<Vec<u8>>,
-    /// The file's path as shown in messages.
-    source: String,
+    file: Option<TensorFile>,
     seed: u64,
-}
-
-fn dtype_of(dt: DataType) -> Option<Dtype> {
-    Some(match dt {
-        DataType::F16 => Dtype::F16,
-        DataType::Bf16 => Dtype::BF16,
-        DataType::F32 => Dtype::F32,
-        DataType::F64 => Dtype::F64,
-        DataType::I32 => Dtype::I32,
-        DataType::I64 => Dtype::I64,
-        DataType::Bool => return None,
-    })
+    flow: Dataflow,
 }
 
 /// FNV-1a, so each tensor's random data depends on its name and the seed, not on order.
@@ -49,143 +41,153 @@ impl Rng {
     }
 }
 
+/// Bytes of one element of `dt`.
+pub fn element_bytes(dt: DataType) -> u64 {
+    match dt {
+        DataType::Bool => 1,
+        DataType::F16 | DataType::Bf16 => 2,
+        DataType::F32 | DataType::I32 => 4,
+        DataType::F64 | DataType::I64 => 8,
+    }
+}
+
+/// Elements of tensor `id`'s buffer (its strided span), as a host length.
+fn span(graph: &Graph, id: TensorId) -> anyhow::Result<usize> {
+    let t = graph.get(id).context("unknown tensor")?;
+    t.span_elements()
+        .and_then(|s| usize::try_from(s).ok())
+        .with_context(|| format!("'{}' is too large for this machine", shown(&t.name)))
+}
+
 impl Inputs {
-    /// Reads the safetensors file, if any, and checks that it parses and that every tensor it
-    /// holds is named after a tensor of the graph: a misspelt name would otherwise leave that
-    /// input to the seed, silently.
-    pub fn new(graph: &Graph, path: Option<&Path>, seed: u64) -> anyhow::Result<Inputs> {
+    /// Reads the `--inputs` file, if any, within the input-file limit, and checks that every
+    /// tensor it holds is one of `wanted` with the graph's type and dims: anything else (a
+    /// misspelt name, an output, a tensor passed by value) would otherwise be ignored.
+    pub fn new(
+        graph: &Graph,
+        path: Option<&Path>,
+        seed: u64,
+        wanted: &[TensorId],
+    ) -> anyhow::Result<Inputs> {
         let file = match path {
             Some(p) => {
-                let bytes = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-                let parsed = SafeTensors::deserialize(&bytes)
-                    .with_context(|| format!("parsing {}", p.display()))?;
-                let mut unknown: Vec<&str> = parsed
-                    .names()
-                    .into_iter()
-                    .filter(|name| graph.find(name).is_none())
-                    .collect();
-                if !unknown.is_empty() {
-                    unknown.sort_unstable();
-                    let known: Vec<&str> = graph
-                        .graph_inputs()
-                        .into_iter()
-                        .filter_map(|id| graph.get(id).map(|t| t.name.as_str()))
-                        .collect();
-                    bail!(
-                        "{} holds {}, not tensors of the graph (its inputs: {})",
-                        p.display(),
-                        unknown
-                            .iter()
-                            .map(|n| format!("'{n}'"))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        known.join(", ")
-                    );
-                }
-                Some(bytes)
+                let file = TensorFile::read(p, Limits::get().input_bytes)?;
+                file.check_against(graph, wanted)?;
+                Some(file)
             }
             None => None,
         };
-        let source = path.map_or_else(String::new, |p| p.display().to_string());
-        Ok(Inputs { file, source, seed })
+        Ok(Inputs {
+            file,
+            seed,
+            flow: graph.dataflow(),
+        })
     }
 
-    /// True when the safetensors file holds tensor `id`.
+    /// True when the `--inputs` file holds tensor `id`.
     pub fn given(&self, graph: &Graph, id: TensorId) -> bool {
-        let (Some(bytes), Some(t)) = (&self.file, graph.get(id)) else {
+        let (Some(file), Some(t)) = (&self.file, graph.get(id)) else {
             return false;
         };
-        SafeTensors::deserialize(bytes).is_ok_and(|st| st.tensor(&t.name).is_ok())
+        file.entry(&t.name).is_some()
+    }
+
+    /// Bytes the `--inputs` file holds in memory, and the largest of its tensors (decoded
+    /// while it is laid out).
+    pub fn file_bytes(&self) -> (u64, u64) {
+        self.file.as_ref().map_or((0, 0), |f| {
+            let largest = f
+                .entries()
+                .iter()
+                .map(|e| {
+                    let n = e.shape.iter().fold(1u64, |a, &d| {
+                        a.saturating_mul(u64::try_from(d).unwrap_or(u64::MAX))
+                    });
+                    n.saturating_mul(
+                        u64::try_from(e.dtype.bitsize().div_ceil(8)).unwrap_or(u64::MAX),
+                    )
+                })
+                .max()
+                .unwrap_or(0);
+            (u64::try_from(f.bytes_held()).unwrap_or(u64::MAX), largest)
+        })
     }
 
     /// The buffer of input `id`: from the file when it is there, else seeded random values
     /// that suit the port it feeds.
     pub fn make(&self, graph: &Graph, id: TensorId) -> anyhow::Result<HostBuffer> {
         let t = graph.get(id).context("unknown tensor")?;
+        let name = shown(&t.name);
         let dt = graph
             .data_type(id)
-            .with_context(|| format!("'{}' has no data type", t.name))?;
-        let span = t
-            .span_elements()
-            .and_then(|s| usize::try_from(s).ok())
-            .context("tensor too large")?;
-        let logical = if self.given(graph, id) {
-            self.read_file(&t.name, dt, &t.dims)?
-        } else {
-            self.random(graph, id, dt)?
-        };
-        logical
-            .from_logical(&t.dims, &t.strides, span)
-            .with_context(|| {
-                format!(
-                    "'{}': cannot lay out {:?} with strides {:?}",
-                    t.name, t.dims, t.strides
-                )
-            })
+            .with_context(|| format!("'{name}' has no data type"))?;
+        let span = span(graph, id)?;
+        if let Some(file) = self.file.as_ref().filter(|f| f.entry(&t.name).is_some()) {
+            let logical = file.buffer(&t.name, dt)?;
+            return logical
+                .from_logical(&t.dims, &t.strides, span)?
+                .with_context(|| {
+                    format!(
+                        "{}: '{name}' holds {} elements, dims {:?} with strides {:?} need them all",
+                        file.source(),
+                        rime_engines::Buffer::len(&logical),
+                        t.dims,
+                        t.strides
+                    )
+                });
+        }
+        self.random(graph, id, dt, span)
     }
 
-    fn read_file(&self, name: &str, dt: DataType, dims: &[i64]) -> anyhow::Result<HostBuffer> {
-        let bytes = self.file.as_deref().context("no input file")?;
-        let st = SafeTensors::deserialize(bytes)?;
-        let view = st.tensor(name)?;
-        let want = dtype_of(dt).with_context(|| format!("'{name}' is {dt}"))?;
-        if view.dtype() != want {
-            bail!(
-                "{}: input '{name}' is {:?} in the file, the graph says {dt}",
-                self.source,
-                view.dtype()
-            );
-        }
-        let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
-        if shape != dims {
-            bail!(
-                "{}: input '{name}' has shape {shape:?} in the file, the graph says {dims:?}",
-                self.source
-            );
-        }
-        HostBuffer::from_le_bytes(dt, view.data())
-            .with_context(|| format!("{}: input '{name}' is truncated", self.source))
-    }
-
-    fn random(&self, graph: &Graph, id: TensorId, dt: DataType) -> anyhow::Result<HostBuffer> {
+    fn random(
+        &self,
+        graph: &Graph,
+        id: TensorId,
+        dt: DataType,
+        span: usize,
+    ) -> anyhow::Result<HostBuffer> {
         let t = graph.get(id).context("unknown tensor")?;
-        let count = t
-            .element_count()
-            .and_then(|c| usize::try_from(c).ok())
-            .context("tensor too large")?;
         let mut rng = Rng(name_hash(&t.name) ^ self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         // What the tensor feeds decides what random data makes sense.
-        let feeds = graph.nodes().iter().enumerate().find_map(|(n, node)| {
-            let port = node
-                .inputs
-                .iter()
-                .find(|(_, &t)| t == id)
-                .map(|(&p, _)| p)?;
-            Some((n, port))
+        let reader = self.flow.readers(id).first().copied();
+        let port = reader.and_then(|n| {
+            let node = graph.node(n)?;
+            node.inputs.iter().find(|(_, &t)| t == id).map(|(&p, _)| p)
         });
-        let shape = feeds.and_then(|(n, _)| {
-            let node_id = graph.node_ids().nth(n)?;
-            sdpa_shape(graph, node_id)
-        });
-        let values: Vec<f64> = match (feeds.map(|f| f.1), shape) {
-            (Some(Port::SeqLenQ), Some(s)) => lengths(&mut rng, count, s.sq),
-            (Some(Port::SeqLenKv), Some(s)) => lengths(&mut rng, count, s.skv),
-            (Some(Port::AttnScale), Some(s)) => vec![1.0 / (s.dqk.max(1) as f64).sqrt(); count],
-            _ => (0..count).map(|_| 2.0 * rng.next() - 1.0).collect(),
+        let shape = reader.and_then(|n| sdpa_shape(graph, n));
+        let mut buffer = HostBuffer::try_zeros(dt, span, &t.name)?;
+        let filled = match (port, shape) {
+            (Some(Port::SeqLenQ), Some(s)) => {
+                buffer.fill_logical(&t.dims, &t.strides, || length(&mut rng, s.sq))
+            }
+            (Some(Port::SeqLenKv), Some(s)) => {
+                buffer.fill_logical(&t.dims, &t.strides, || length(&mut rng, s.skv))
+            }
+            (Some(Port::AttnScale), Some(s)) => {
+                let scale = 1.0 / (s.dqk.max(1) as f64).sqrt();
+                buffer.fill_logical(&t.dims, &t.strides, || scale)
+            }
+            _ => buffer.fill_logical(&t.dims, &t.strides, || 2.0 * rng.next() - 1.0),
         };
-        HostBuffer::from_f64(dt, &values).with_context(|| format!("'{}' is {dt}", t.name))
+        if !filled {
+            bail!(
+                "'{}': dims {:?} with strides {:?} do not fit",
+                shown(&t.name),
+                t.dims,
+                t.strides
+            );
+        }
+        Ok(buffer)
     }
 }
 
-/// Random lengths between half the sequence and all of it.
-fn lengths(rng: &mut Rng, count: usize, max: i64) -> Vec<f64> {
+/// A random length between half the sequence and all of it.
+fn length(rng: &mut Rng, max: i64) -> f64 {
     let lo = (max + 1) / 2;
-    (0..count)
-        .map(|_| (lo + (rng.next() * (max - lo + 1) as f64) as i64).min(max) as f64)
-        .collect()
+    (lo + (rng.next() * (max - lo + 1) as f64) as i64).min(max) as f64
 }
 
-/// A checksum summary of one output tensor (over its logical elements).
+/// A checksum summary of one tensor (over its logical elements).
 pub struct Summary {
     name: String,
     data_type: DataType,
@@ -194,28 +196,52 @@ pub struct Summary {
     abs_mean: f64,
     min: f64,
     max: f64,
-    non_finite: usize,
+    /// NaN elements.
+    pub nan: u64,
+    /// Infinite elements.
+    pub inf: u64,
 }
 
 impl Summary {
-    /// Summarizes output `id`.
+    /// Summarizes tensor `id` held in `buffer`.
     pub fn of(graph: &Graph, id: TensorId, buffer: &HostBuffer) -> anyhow::Result<Summary> {
         let t = graph.get(id).context("unknown tensor")?;
-        let logical = buffer
-            .to_logical(&t.dims, &t.strides)
-            .context("output layout")?
-            .to_f64();
-        let finite: Vec<f64> = logical.iter().copied().filter(|x| x.is_finite()).collect();
+        let (mut sum, mut abs, mut finite) = (0.0, 0.0, 0u64);
+        let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+        let (mut nan, mut inf) = (0u64, 0u64);
+        let fits = buffer.for_each_logical(&t.dims, &t.strides, |x| {
+            if x.is_nan() {
+                nan += 1;
+            } else if x.is_infinite() {
+                inf += 1;
+            } else {
+                finite += 1;
+                sum += x;
+                abs += x.abs();
+                min = min.min(x);
+                max = max.max(x);
+            }
+        });
+        if !fits {
+            bail!("'{}': its buffer does not hold its layout", shown(&t.name));
+        }
         Ok(Summary {
-            name: t.name.clone(),
+            name: shown(&t.name).to_string(),
             data_type: graph.data_type(id).unwrap_or(DataType::F32),
             dims: t.dims.clone(),
-            sum: finite.iter().sum(),
-            abs_mean: finite.iter().map(|x| x.abs()).sum::<f64>() / finite.len().max(1) as f64,
-            min: finite.iter().copied().fold(f64::INFINITY, f64::min),
-            max: finite.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            non_finite: logical.len() - finite.len(),
+            sum,
+            abs_mean: abs / finite.max(1) as f64,
+            min,
+            max,
+            nan,
+            inf,
         })
+    }
+
+    /// `name (N NaN, M inf)` when the tensor holds non-finite values.
+    pub fn non_finite(&self) -> Option<String> {
+        (self.nan + self.inf > 0)
+            .then(|| format!("{} ({} NaN, {} inf)", self.name, self.nan, self.inf))
     }
 }
 
@@ -224,42 +250,67 @@ impl fmt::Display for Summary {
         write!(
             f,
             "{:<10} {:<4} {:?}  sum {:+.6e}  mean|x| {:.6e}  min {:+.4e}  max {:+.4e}  non-finite {}",
-            self.name, self.data_type, self.dims, self.sum, self.abs_mean, self.min, self.max, self.non_finite
+            self.name,
+            self.data_type,
+            self.dims,
+            self.sum,
+            self.abs_mean,
+            self.min,
+            self.max,
+            self.nan + self.inf
         )
     }
 }
 
-/// Writes `outputs` (logical, packed) to a safetensors file, by tensor name.
+/// Writes `outputs` (logical, packed) to a safetensors file, by tensor name, streaming each
+/// tensor from its buffer.
 pub fn write_safetensors(
-    path: &Path,
+    out: OutputFile,
     graph: &Graph,
-    outputs: &[TensorId],
-    tensors: &BTreeMap<TensorId, HostBuffer>,
+    outputs: &[(TensorId, &HostBuffer)],
 ) -> anyhow::Result<()> {
     let mut parts = Vec::new();
-    for &id in outputs {
+    for &(id, buffer) in outputs {
         let t = graph.get(id).context("unknown tensor")?;
-        let buffer = tensors.get(&id).context("output missing")?;
-        let logical = buffer
-            .to_logical(&t.dims, &t.strides)
-            .context("output layout")?;
-        let dt = dtype_of(buffer_type(&logical)).context("bool outputs")?;
-        let shape: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
-        parts.push((t.name.clone(), dt, shape, logical.to_le_bytes()));
+        let dt = rime_engines::Buffer::data_type(buffer);
+        let dtype = dtype_of(dt).with_context(|| format!("'{}' is {dt}", shown(&t.name)))?;
+        let shape: Vec<usize> = t
+            .dims
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("'{}' has a negative dim", shown(&t.name)))?;
+        parts.push((t.name.clone(), dtype, shape, t, buffer, element_bytes(dt)));
     }
-    let views = parts
-        .iter()
-        .map(|(name, dt, shape, bytes)| {
-            Ok((
-                name.clone(),
-                safetensors::tensor::TensorView::new(*dt, shape.clone(), bytes)?,
-            ))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let bytes = safetensors::serialize(views, None)?;
-    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
-}
-
-fn buffer_type(b: &HostBuffer) -> DataType {
-    rime_engines::Buffer::data_type(b)
+    // The safetensors crate's order: larger alignments first, then by name.
+    parts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut offset = 0usize;
+    let mut infos = Vec::new();
+    for (name, dtype, shape, _, _, size) in &parts {
+        let bytes = shape
+            .iter()
+            .try_fold(usize::try_from(*size)?, |a, &d| a.checked_mul(d))
+            .context("an output is too large for safetensors")?;
+        let end = offset.checked_add(bytes).context("outputs too large")?;
+        infos.push((
+            name.clone(),
+            TensorInfo {
+                dtype: *dtype,
+                shape: shape.clone(),
+                data_offsets: (offset, end),
+            },
+        ));
+        offset = end;
+    }
+    let metadata = Metadata::new(None, infos).context("safetensors header")?;
+    let mut header = serde_json::to_string(&metadata)?.into_bytes();
+    header.resize(header.len().next_multiple_of(8), b' ');
+    out.write(|w: &mut dyn Write| {
+        w.write_all(&(header.len() as u64).to_le_bytes())?;
+        w.write_all(&header)?;
+        for (_, _, _, t, buffer, _) in &parts {
+            buffer.write_logical_le(&t.dims, &t.strides, w)?;
+        }
+        Ok(())
+    })
 }

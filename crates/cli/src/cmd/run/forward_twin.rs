@@ -1,13 +1,17 @@
 //! The forward twin of a backward node: same Q, K, V, bias, masks, sink and scale, writing the
 //! backward's O and Stats, so `rime run` can give a backward consistent O and Stats.
+//!
+//! A twin runs only where it cannot overwrite anything: for a backward node whose O and
+//! Stats are both neither given (`--inputs`) nor produced by a node, and read by no other
+//! node. A graph it cannot complete unambiguously (one of the two made elsewhere, or shared
+//! by several nodes) is refused, naming the tensor.
 
-use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
-use anyhow::Context as _;
-use rime_analyzer::{analyze, heuristics, render_report, HeuristicsOptions, Target};
-use rime_engines::{CpuEngine, Engine, HostBuffer};
-use rime_graph::{Graph, Node, NodeId, OpKind, Port, TensorId};
+use anyhow::{bail, Context as _};
+use rime_analyzer::{analyze, heuristics, render_report, Candidate, HeuristicsOptions, Target};
+use rime_engines::{CpuEngine, Engine, HostBuffer, MemoryNeeds, Plan};
+use rime_graph::{shown, Dataflow, Graph, Node, NodeId, OpKind, Port, TensorId};
 
 use super::data::Inputs;
 
@@ -23,81 +27,218 @@ const SHARED: [Port; 8] = [
     Port::Sink,
 ];
 
-/// Runs the forward twin of backward `node` on the CPU engine and stores O and Stats (and any
-/// input it had to make) in `tensors`, keyed by the original graph's ids.
-pub fn run(
-    graph: &Graph,
-    node: NodeId,
-    inputs: &Inputs,
-    tensors: &mut BTreeMap<TensorId, HostBuffer>,
-) -> anyhow::Result<()> {
-    let bwd = graph.node(node).context("unknown node")?;
-    let mut twin = Graph::new(graph.context.clone());
-    let mut map: Vec<(TensorId, TensorId)> = Vec::new(); // (original, twin)
-    let mut copy = |twin: &mut Graph, id: TensorId| -> anyhow::Result<TensorId> {
-        let t = graph.get(id).context("unknown tensor")?.clone();
-        let new = twin.tensor(t);
-        map.push((id, new));
-        Ok(new)
-    };
-    let mut fwd = Node {
-        name: format!("{}::forward", bwd.name),
-        op: OpKind::SdpaForward,
-        inputs: BTreeMap::new(),
-        outputs: BTreeMap::new(),
-        options: bwd.options.clone(),
-    };
-    fwd.options.deterministic = false;
-    for port in SHARED {
-        if let Some(id) = bwd.input(port) {
-            fwd.inputs.insert(port, copy(&mut twin, id)?);
-        }
-    }
-    for port in [Port::O, Port::Stats] {
-        let id = bwd.input(port).context("backward without O or Stats")?;
-        fwd.outputs.insert(port, copy(&mut twin, id)?);
-    }
-    let fwd_id = twin.add_node(fwd);
+/// Where a backward's O or Stats comes from.
+enum Source {
+    /// The `--inputs` file.
+    Given,
+    /// A node of the graph.
+    Produced(NodeId),
+    /// Nowhere yet.
+    Missing,
+}
 
-    let target = Target::by_name("cpu").context("no cpu target")?;
-    let report = analyze(&twin, &target);
-    let pin = HeuristicsOptions {
-        pin: Some("cpu_reference".to_owned()),
-        ..HeuristicsOptions::default()
-    };
-    let ranked = heuristics(&report, &pin);
-    let Some(candidate) = ranked.iter().find(|c| c.node == fwd_id) else {
-        anyhow::bail!(
-            "the forward that would give O and Stats is not supported:\n{}",
-            render_report(&report)
-        );
-    };
-    let plan = CpuEngine.build_plan(&report.approve(candidate)?)?;
-    let mut twin_tensors = BTreeMap::new();
-    for &(orig, new) in &map {
-        if plan.tensors().inputs.contains(&new) {
-            let buffer = match tensors.entry(orig) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => e.insert(inputs.make(graph, orig)?),
-            };
-            twin_tensors.insert(new, buffer.clone());
-        }
+fn source(graph: &Graph, flow: &Dataflow, inputs: &Inputs, id: TensorId) -> Source {
+    if inputs.given(graph, id) {
+        Source::Given
+    } else if let Some(node) = flow.producer(id) {
+        Source::Produced(node)
+    } else {
+        Source::Missing
     }
-    println!("making O and Stats with a forward run (not given):");
-    super::execute(
-        &twin,
-        candidate,
-        plan.as_ref(),
-        &mut twin_tensors,
-        &CpuEngine,
-    )?;
-    // Only what was not given: a given O (or Stats) is the user's to keep.
-    for &(orig, new) in &map {
-        if let Some(out) = twin_tensors.remove(&new) {
-            if plan.tensors().outputs.contains(&new) && !inputs.given(graph, orig) {
-                tensors.insert(orig, out);
+}
+
+fn name(graph: &Graph, id: TensorId) -> String {
+    graph
+        .get(id)
+        .map_or_else(String::new, |t| shown(&t.name).to_string())
+}
+
+fn node_name(graph: &Graph, id: NodeId) -> String {
+    graph
+        .node(id)
+        .map_or_else(String::new, |n| shown(&n.name).to_string())
+}
+
+/// The backward nodes of `order` that get a forward twin.
+///
+/// # Errors
+/// A backward node whose O or Stats is missing while the other is given or produced, or a
+/// missing O or Stats that several nodes read: the twin would have to guess.
+pub fn needed(graph: &Graph, inputs: &Inputs, order: &[NodeId]) -> anyhow::Result<Vec<NodeId>> {
+    let flow = graph.dataflow();
+    let mut twins = Vec::new();
+    for &id in order {
+        let Some(node) = graph.node(id).filter(|n| n.op == OpKind::SdpaBackward) else {
+            continue;
+        };
+        let (Some(o), Some(stats)) = (node.input(Port::O), node.input(Port::Stats)) else {
+            continue;
+        };
+        let here = node_name(graph, id);
+        let said = |port: &str, t: TensorId| match source(graph, &flow, inputs, t) {
+            Source::Given => format!("its {port} '{}' is given in --inputs", name(graph, t)),
+            Source::Produced(p) => format!(
+                "its {port} '{}' is produced by node '{}'",
+                name(graph, t),
+                node_name(graph, p)
+            ),
+            Source::Missing => String::new(),
+        };
+        let missing = |t| matches!(source(graph, &flow, inputs, t), Source::Missing);
+        match (missing(o), missing(stats)) {
+            (false, false) => {}
+            (true, true) => {
+                for t in [o, stats] {
+                    let readers = flow.readers(t);
+                    if readers.len() > 1 {
+                        let names: Vec<String> = readers
+                            .iter()
+                            .map(|&n| format!("'{}'", node_name(graph, n)))
+                            .collect();
+                        bail!(
+                            "'{}' is neither given in --inputs nor produced by a node, and nodes {} read it: rime run cannot tell which attention's forward would make it; give it in --inputs or add the forward node that produces it",
+                            name(graph, t),
+                            names.join(", ")
+                        );
+                    }
+                }
+                twins.push(id);
+            }
+            (o_missing, _) => {
+                let (lacking, port, other, other_port) = if o_missing {
+                    (o, "O", stats, "Stats")
+                } else {
+                    (stats, "Stats", o, "O")
+                };
+                bail!(
+                    "node '{here}': {port} '{}' is neither given in --inputs nor produced by a node, while {}; rime run makes O and Stats only together, by a forward of the same attention, which would not match that {other_port}: give '{}' in --inputs, or have a node produce it",
+                    name(graph, lacking),
+                    said(other_port, other),
+                    name(graph, lacking)
+                );
             }
         }
     }
-    Ok(())
+    Ok(twins)
+}
+
+/// A planned forward twin: its own one-node graph (tensors copied from the original) and its
+/// CPU plan.
+pub struct Twin {
+    graph: Graph,
+    /// (original id, twin id) of every tensor copied.
+    map: Vec<(TensorId, TensorId)>,
+    candidate: Candidate,
+    plan: Box<dyn Plan>,
+}
+
+impl Twin {
+    /// Builds the twin of backward `node` and its CPU plan.
+    ///
+    /// # Errors
+    /// The node is not a backward with O and Stats, or the forward is not supported.
+    pub fn prepare(graph: &Graph, node: NodeId) -> anyhow::Result<Twin> {
+        let bwd = graph.node(node).context("unknown node")?;
+        let mut twin = Graph::new(graph.context.clone());
+        let mut map: Vec<(TensorId, TensorId)> = Vec::new();
+        let mut copy = |twin: &mut Graph, id: TensorId| -> anyhow::Result<TensorId> {
+            // A tensor bound to two ports is one tensor in the twin too.
+            if let Some(&(_, new)) = map.iter().find(|(orig, _)| *orig == id) {
+                return Ok(new);
+            }
+            let t = graph.get(id).context("unknown tensor")?.clone();
+            let new = twin.tensor(t);
+            map.push((id, new));
+            Ok(new)
+        };
+        let mut fwd = Node {
+            name: format!("{}::forward", bwd.name),
+            op: OpKind::SdpaForward,
+            inputs: BTreeMap::new(),
+            outputs: BTreeMap::new(),
+            options: bwd.options.clone(),
+        };
+        fwd.options.deterministic = false;
+        for port in SHARED {
+            if let Some(id) = bwd.input(port) {
+                fwd.inputs.insert(port, copy(&mut twin, id)?);
+            }
+        }
+        for port in [Port::O, Port::Stats] {
+            let id = bwd.input(port).context("backward without O or Stats")?;
+            fwd.outputs.insert(port, copy(&mut twin, id)?);
+        }
+        let fwd_id = twin.add_node(fwd);
+        let target = Target::by_name("cpu").context("no cpu target")?;
+        let report = analyze(&twin, &target);
+        let pin = HeuristicsOptions {
+            pin: Some("cpu_reference".to_owned()),
+            ..HeuristicsOptions::default()
+        };
+        let ranked = heuristics(&report, &pin);
+        let Some(candidate) = ranked.into_iter().find(|c| c.node == fwd_id) else {
+            bail!(
+                "the forward that would give O and Stats is not supported:\n{}",
+                render_report(&report)
+            );
+        };
+        let plan = CpuEngine.build_plan(&report.approve(&candidate)?)?;
+        Ok(Twin {
+            graph: twin,
+            map,
+            candidate,
+            plan,
+        })
+    }
+
+    /// Host memory the twin's execution allocates for itself.
+    pub fn scratch(&self) -> MemoryNeeds {
+        self.plan.scratch()
+    }
+
+    /// The original graph's tensors the twin reads or writes.
+    pub fn originals(&self) -> impl Iterator<Item = TensorId> + '_ {
+        self.map.iter().map(|&(orig, _)| orig)
+    }
+
+    /// Runs the twin on the CPU engine: its inputs come from `tensors` (made first when
+    /// absent), and O and Stats join `tensors` under the original graph's ids.
+    ///
+    /// # Errors
+    /// Making an input or executing fails.
+    pub fn run(
+        &self,
+        graph: &Graph,
+        inputs: &Inputs,
+        tensors: &mut BTreeMap<TensorId, HostBuffer>,
+    ) -> anyhow::Result<()> {
+        let mut twin_tensors = BTreeMap::new();
+        for &(orig, new) in &self.map {
+            if self.plan.tensors().inputs.contains(&new) {
+                let buffer = match tensors.remove(&orig) {
+                    Some(b) => b,
+                    None => inputs.make(graph, orig)?,
+                };
+                twin_tensors.insert(new, buffer);
+            }
+        }
+        println!("making O and Stats with a forward run (not given):");
+        let ran = super::execute(
+            &self.graph,
+            &self.candidate,
+            self.plan.as_ref(),
+            &mut twin_tensors,
+            &CpuEngine,
+        );
+        // Inputs go back whatever happened; O and Stats only when the forward ran.
+        for &(orig, new) in &self.map {
+            if let Some(buffer) = twin_tensors.remove(&new) {
+                let is_output = self.plan.tensors().outputs.contains(&new);
+                if !is_output || ran.is_ok() {
+                    tensors.insert(orig, buffer);
+                }
+            }
+        }
+        ran
+    }
 }

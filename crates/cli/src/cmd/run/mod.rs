@@ -5,9 +5,15 @@
 //! pin); a tensor one node writes feeds the nodes that read it. A backward node whose O and
 //! Stats are neither given nor produced gets them from a forward run of the same attention
 //! first, so that they are consistent with Q, K and V.
+//!
+//! Everything that can be refused is refused before computing: the graph, the output path
+//! (never a file the run reads; reserved at once), the `--inputs` file (every tensor in it
+//! must be one the run reads), O and Stats that no forward twin can make unambiguously, and
+//! the host memory the whole run needs.
 
 mod data;
 mod forward_twin;
+mod memory;
 mod progress;
 
 use std::collections::BTreeMap;
@@ -22,8 +28,9 @@ use rime_analyzer::{
 };
 use rime_engines::cuda::CudaDevice;
 use rime_engines::{engine_for, Engine, HostBuffer, Plan, VariantPack};
-use rime_graph::{Graph, NodeId, OpKind, Port, TensorId};
+use rime_graph::{json, shown, Graph, NodeId, TensorId};
 
+use crate::output::OutputFile;
 use data::{Inputs, Summary};
 
 /// Arguments of `rime run`.
@@ -31,11 +38,11 @@ use data::{Inputs, Summary};
 pub struct RunArgs {
     /// Graph file (JSON, format rime.graph v1).
     pub file: PathBuf,
-    /// Target profile: `auto` (this machine), `cpu`, or a device name (`rime-5090`, `h100`...).
-    #[arg(long, default_value = "auto")]
+    /// Target profile: `auto` (this machine), `cpu`, or a device name (`rtx-5090`, `h100`...).
+    #[arg(long, default_value = "auto", value_parser = super::target_args::target_names())]
     pub target: String,
     /// Pin an engine configuration (`cpu_reference`, `sm120`, `sm120/relay`, ...).
-    #[arg(long)]
+    #[arg(long, value_parser = super::target_args::selector)]
     pub engine: Option<String>,
     /// Input tensors by graph tensor name (safetensors); missing ones are seeded random.
     #[arg(long)]
@@ -46,6 +53,10 @@ pub struct RunArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Most host memory the run may use (bytes; K, M, G, T suffixes); it is also refused
+    /// beyond the memory available when it starts.
+    #[arg(long, value_parser = crate::limits::parse_bytes)]
+    pub max_memory: Option<u64>,
 }
 
 /// The engines this machine can execute: the CPU always, sm120 when a CUDA device is usable.
@@ -101,7 +112,7 @@ fn choose<'a>(node: NodeId, ranked: &'a [Candidate], engines: &Engines) -> Optio
     if let Some(f) = fallback {
         eprintln!(
             "note: node '{}': top candidate {} needs a GPU this machine cannot drive; running {} instead",
-            top.node_name,
+            shown(&top.node_name),
             top.config.label(),
             f.config.label()
         );
@@ -111,14 +122,25 @@ fn choose<'a>(node: NodeId, ranked: &'a [Candidate], engines: &Engines) -> Optio
 
 /// Runs the command.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let graph = rime_graph::json::load_file(&args.file)?;
+    let text = crate::read::graph_text(&args.file)?;
+    let file = args.file.display().to_string();
+    let graph = json::from_str(&text, &file)?;
     if let Err(errors) = graph.validate() {
-        println!("FAIL {}", args.file.display());
+        println!("FAIL {}", rime_graph::shown_text(&file));
+        let describer = json::Describer::new(&text, &file, &graph);
         for e in &errors.0 {
-            println!("  {e}");
+            println!("  {}", describer.describe(e));
         }
         return Ok(ExitCode::FAILURE);
     }
+    drop(text);
+    let mut reads = vec![("the graph", args.file.as_path())];
+    reads.extend(args.inputs.as_deref().map(|p| ("the --inputs file", p)));
+    let output = args
+        .outputs
+        .as_deref()
+        .map(|p| OutputFile::prepare(p, &reads))
+        .transpose()?;
     let engines = Engines::probe(&args.target);
     let target = target(&args.target, &engines)?;
     let report = analyze(&graph, &target);
@@ -158,32 +180,55 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     println!(
         "graph:  {} ({} nodes), target {}",
-        args.file.display(),
+        rime_graph::shown_text(&file),
         order.len(),
         target.name
     );
 
-    let inputs = Inputs::new(&graph, args.inputs.as_deref(), args.seed)?;
-    let mut tensors: BTreeMap<TensorId, HostBuffer> = BTreeMap::new();
+    let inputs = Inputs::new(
+        &graph,
+        args.inputs.as_deref(),
+        args.seed,
+        &crate::tensor_file::caller_inputs(&graph),
+    )?;
+    let mut twins = BTreeMap::new();
+    for node in forward_twin::needed(&graph, &inputs, &order)? {
+        twins.insert(node, forward_twin::Twin::prepare(&graph, node)?);
+    }
+    let mut plans = Vec::new();
     for candidate in &chosen {
-        let node = graph.node(candidate.node).context("node vanished")?;
         let approved = report.approve(candidate)?;
         let engine = engines
             .get(candidate.config.engine)
             .context("engine vanished")?;
         let plan = engine.build_plan(&approved)?;
+        plans.push((*candidate, engine, plan));
+    }
+    // Every tensor the run will hold, once, and the largest scratch of any one plan.
+    let mut held: Vec<TensorId> = plans
+        .iter()
+        .flat_map(|(_, _, p)| p.tensors().all())
+        .chain(twins.values().flat_map(forward_twin::Twin::originals))
+        .collect();
+    held.sort_unstable();
+    held.dedup();
+    let scratch = plans
+        .iter()
+        .map(|(_, _, p)| p.scratch())
+        .chain(twins.values().map(forward_twin::Twin::scratch))
+        .collect();
+    let needs = memory::needs(&graph, &held, scratch, inputs.file_bytes());
+    memory::check(&needs, args.max_memory)?;
+
+    let mut tensors: BTreeMap<TensorId, HostBuffer> = BTreeMap::new();
+    for (candidate, engine, plan) in &plans {
+        if let Some(twin) = twins.get(&candidate.node) {
+            twin.run(&graph, &inputs, &mut tensors)?;
+        }
         for &id in &plan.tensors().inputs {
-            if tensors.contains_key(&id) {
-                continue;
+            if let std::collections::btree_map::Entry::Vacant(slot) = tensors.entry(id) {
+                slot.insert(inputs.make(&graph, id)?);
             }
-            let needs_forward = node.op == OpKind::SdpaBackward
-                && [node.input(Port::O), node.input(Port::Stats)].contains(&Some(id))
-                && !inputs.given(&graph, id);
-            if needs_forward {
-                forward_twin::run(&graph, candidate.node, &inputs, &mut tensors)?;
-                continue;
-            }
-            tensors.insert(id, inputs.make(&graph, id)?);
         }
         execute(
             &graph,
@@ -200,16 +245,34 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .flat_map(|n| n.outputs.values().copied())
         .filter(|id| tensors.contains_key(id))
         .collect();
-    let mut summaries = Vec::new();
+    let mut non_finite = Vec::new();
     for &id in &outputs {
-        summaries.push(Summary::of(&graph, id, &tensors[&id])?);
+        let summary = Summary::of(&graph, id, &tensors[&id])?;
+        println!("  {summary}");
+        non_finite.extend(summary.non_finite());
     }
-    for s in &summaries {
-        println!("  {s}");
+    if !non_finite.is_empty() {
+        // NaN and inf in the inputs propagate (docs/cpu-engine.md): say where they ended up.
+        println!("non-finite values in: {}", non_finite.join(", "));
+        let given: Vec<String> = held
+            .iter()
+            .filter(|&&id| inputs.given(&graph, id))
+            .filter_map(|&id| {
+                Summary::of(&graph, id, tensors.get(&id)?)
+                    .ok()?
+                    .non_finite()
+            })
+            .collect();
+        if !given.is_empty() {
+            println!("  from non-finite inputs: {}", given.join(", "));
+        }
     }
-    if let Some(path) = &args.outputs {
-        data::write_safetensors(path, &graph, &outputs, &tensors)?;
-        println!("wrote {} tensors to {}", outputs.len(), path.display());
+    if let Some(output) = output {
+        let shown_path = output.shown().to_owned();
+        let written: Vec<(TensorId, &HostBuffer)> =
+            outputs.iter().map(|&id| (id, &tensors[&id])).collect();
+        data::write_safetensors(output, &graph, &written)?;
+        println!("wrote {} tensors to {shown_path}", outputs.len());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -217,11 +280,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 fn node_name(graph: &Graph, node: NodeId) -> String {
     graph
         .node(node)
-        .map_or_else(String::new, |n| n.name.clone())
+        .map_or_else(String::new, |n| shown(&n.name).to_string())
 }
 
 /// Executes one plan over the tensors made so far, in its engine's memory; its outputs join
-/// them.
+/// them. Host buffers move into a CPU plan's variant pack and back (no copies); a device
+/// engine gets copies.
 fn execute(
     graph: &Graph,
     candidate: &Candidate,
@@ -231,28 +295,42 @@ fn execute(
 ) -> anyhow::Result<()> {
     let mut pack = VariantPack::new();
     for &id in &plan.tensors().inputs {
-        let buffer = tensors
-            .get(&id)
+        let host = tensors
+            .remove(&id)
             .with_context(|| format!("no data for '{}'", tensor_name(graph, id)))?;
-        pack.insert(id, engine.upload(buffer)?);
+        let (buffer, kept) = engine.upload_owned(host)?;
+        if let Some(kept) = kept {
+            tensors.insert(id, kept);
+        }
+        pack.insert(id, buffer);
     }
     for &id in &plan.tensors().outputs {
         let t = graph.get(id).context("output vanished")?;
+        let name = shown(&t.name);
         let dt = graph
             .data_type(id)
-            .with_context(|| format!("'{}' has no data type", t.name))?;
+            .with_context(|| format!("'{name}' has no data type"))?;
         let span = t
             .span_elements()
             .and_then(|s| usize::try_from(s).ok())
-            .context("output too large")?;
-        let zeros = HostBuffer::zeros(dt, span).with_context(|| format!("'{}' is {dt}", t.name))?;
-        pack.insert(id, engine.upload(&zeros)?);
+            .with_context(|| format!("'{name}' is too large for this machine"))?;
+        let zeros = HostBuffer::try_zeros(dt, span, &t.name)?;
+        pack.insert(id, engine.upload_owned(zeros)?.0);
     }
     let mut workspace = engine.workspace(plan.workspace_size())?;
     let started = Instant::now();
     let progress = progress::Progress::start(&candidate.node_name);
     let result = plan.execute(&mut pack, &mut workspace);
     progress.stop();
+    // Inputs the engine took come back whether or not the plan ran.
+    for &id in &plan.tensors().inputs {
+        if tensors.contains_key(&id) {
+            continue;
+        }
+        if let Some(buffer) = pack.take(&id.into()) {
+            tensors.insert(id, engine.download_owned(buffer)?);
+        }
+    }
     result?;
     let elapsed = started.elapsed();
     let route = candidate
@@ -261,7 +339,7 @@ fn execute(
         .map_or_else(|| "-".to_owned(), |r| r.to_string());
     println!(
         "node:   {} ({}) engine {} route {} workspace {} B, {:.3} ms",
-        candidate.node_name,
+        shown(&candidate.node_name),
         graph.node(candidate.node).map_or("", |n| n.op.tag()),
         candidate.config.engine,
         route,
@@ -270,11 +348,13 @@ fn execute(
     );
     for &id in &plan.tensors().outputs {
         let buffer = pack.take(&id.into()).context("output buffer vanished")?;
-        tensors.insert(id, engine.download(buffer.as_ref())?);
+        tensors.insert(id, engine.download_owned(buffer)?);
     }
     Ok(())
 }
 
 fn tensor_name(graph: &Graph, id: TensorId) -> String {
-    graph.get(id).map_or_else(String::new, |t| t.name.clone())
+    graph
+        .get(id)
+        .map_or_else(String::new, |t| shown(&t.name).to_string())
 }
