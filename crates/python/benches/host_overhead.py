@@ -12,7 +12,10 @@ with dBias, non-deterministic (the atomic route on sm120). For each of forward a
   and enqueue the kernels), via ``rime._native.time_engine_calls``.
 
 Every call is timed alone (``time.perf_counter_ns``); the stream is drained every 64 calls
-outside the timed region. Writes ``host_overhead.json`` to ``--out``.
+outside the timed region. The breakdown says where a call's time goes: the outputs allocated
+from Python, the native call's phases (``rime._native.time_call_phases``: read the tensors and
+find the plan, stage, launch, finish) and the rest of the Python wrapper (medians, so the parts
+need not add up exactly). Writes ``host_overhead.json`` to ``--out``.
 
     python crates/python/benches/host_overhead.py --device cuda --out DIR
 """
@@ -73,33 +76,42 @@ def main():
     q, k, v, do, bias = problem(device)
     o, stats = rime.sdpa(q, k, v, causal=True, bias=bias)
     rows = {}
-    for name, fn, native in (
-        (
-            "forward",
-            lambda: rime.sdpa(q, k, v, causal=True, bias=bias),
-            lambda n: rime._native.time_engine_calls(
-                n, False, [("q", q), ("k", k), ("v", v), ("bias", bias)],
-                list(zip(("o", "stats"), rime.functional.forward_outputs(q, v))),
-                right_bound=0),
-        ),
-        (
-            "backward",
-            lambda: rime.sdpa_backward(q, k, v, o, do, stats, causal=True, bias=bias, dbias=True),
-            lambda n: rime._native.time_engine_calls(
-                n, True,
-                [("q", q), ("k", k), ("v", v), ("o", o), ("do", do), ("stats", stats),
-                 ("bias", bias)],
-                [(n_, t) for n_, t in zip(("dq", "dk", "dv", "dbias"),
-                                          rime.functional.backward_outputs(q, k, v, bias))],
-                right_bound=0),
-        ),
+    fwd_in = [("q", q), ("k", k), ("v", v), ("bias", bias)]
+    fwd_out = list(zip(("o", "stats"), rime.functional.forward_outputs(q, v)))
+    bwd_in = [("q", q), ("k", k), ("v", v), ("o", o), ("do", do), ("stats", stats),
+              ("bias", bias)]
+    bwd_out = [(n_, t) for n_, t in zip(("dq", "dk", "dv", "dbias"),
+                                        rime.functional.backward_outputs(q, k, v, bias))]
+    for name, fn, allocate, backward, ins, outs in (
+        ("forward", lambda: rime.sdpa(q, k, v, causal=True, bias=bias),
+         lambda: rime.functional.forward_outputs(q, v), False, fwd_in, fwd_out),
+        ("backward",
+         lambda: rime.sdpa_backward(q, k, v, o, do, stats, causal=True, bias=bias, dbias=True),
+         lambda: rime.functional.backward_outputs(q, k, v, bias), True, bwd_in, bwd_out),
     ):
+        def native(n):
+            return rime._native.time_engine_calls(n, backward, ins, outs, right_bound=0)
+
+        def phases(n):
+            return rime._native.time_call_phases(n, backward, ins, outs, right_bound=0)
+
         python_calls(fn, 50, sync)  # warm: plans built, caches hot
         native(50)
+        phases(50)
         py = summary(python_calls(fn, args.iters, sync))
         eng = summary(native(args.iters))
+        # Where the overhead goes: the outputs allocated from Python, then the native call's
+        # phases (read the tensors and find the plan; variant pack, workspace and stream;
+        # the engine's execute; release), medians of each.
+        alloc = summary(python_calls(allocate, args.iters, sync))
+        split = phases(args.iters)
+        parts = {"allocate_outputs": alloc["median_us"]}
+        for i, part in enumerate(("read_and_find_plan", "stage", "launch", "finish")):
+            parts[part] = statistics.median(t[i] for t in split) * 1e6
+        parts["python_rest"] = py["median_us"] - sum(parts.values())
         rows[name] = {"python": py, "engine": eng,
-                      "overhead_median_us": py["median_us"] - eng["median_us"]}
+                      "overhead_median_us": py["median_us"] - eng["median_us"],
+                      "breakdown_median_us": parts}
 
     result = {
         "bench": "rime python host overhead",
@@ -123,6 +135,7 @@ def main():
     for name, r in rows.items():
         print(f"{name}: python {r['python']['median_us']:.1f} us, engine "
               f"{r['engine']['median_us']:.1f} us, overhead {r['overhead_median_us']:.1f} us")
+        print("  " + ", ".join(f"{k} {v:.1f}" for k, v in r["breakdown_median_us"].items()))
     print(f"wrote {path}")
 
 

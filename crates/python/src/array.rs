@@ -72,13 +72,15 @@ pub struct TensorArg {
 fn framework_of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<Framework>> {
     static TORCH_TENSOR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     static NDARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let modules = py
-        .import(intern!(py, "sys"))?
-        .getattr(intern!(py, "modules"))?;
+    // The classes once found are looked at first: `sys.modules` only while one is missing
+    // (this runs for every tensor of every call).
     let class = |cell: &'static PyOnceLock<Py<PyAny>>, module: &str, name: &str| {
         if let Some(class) = cell.get(py) {
             return Ok::<_, PyErr>(Some(class.bind(py).clone()));
         }
+        let modules = py
+            .import(intern!(py, "sys"))?
+            .getattr(intern!(py, "modules"))?;
         if !modules.contains(module)? {
             return Ok(None);
         }

@@ -629,7 +629,8 @@ impl PyGraph {
             .unwrap_or(0))
     }
 
-    /// Runs the built plans (built for "auto" first if there are none) on `variant_pack`, a
+    /// Runs the built plans (built first if there are none, for the place of the variant
+    /// pack's tensors: "cpu" for host memory, "cuda:N") on `variant_pack`, a
     /// dict from tensors (rime.Tensor, name or uid) to torch tensors or numpy arrays with the
     /// declared type, dims and strides. Virtual tensors between nodes get temporaries.
     /// `workspace`: a contiguous torch tensor of at least `get_workspace_size()` bytes on the
@@ -642,8 +643,16 @@ impl PyGraph {
     ) -> PyResult<()> {
         let py = slf.py();
         if slf.borrow().built.is_none() {
+            // Plans built here run where the caller's memory is: numpy arrays on the CPU engine
+            // even on a machine with a GPU ("auto" would pick the GPU and refuse them).
+            let target = match variant_pack.values().iter().next() {
+                Some(v) => TensorArg::extract(py, "variant_pack", &v)?
+                    .place
+                    .to_string(),
+                None => "auto".to_owned(),
+            };
             slf.borrow_mut()
-                .build_plans(py, "auto", "a", None, Vec::new())?;
+                .build_plans(py, &target, "a", None, Vec::new())?;
         }
         let this = slf.borrow();
         let built = this

@@ -38,6 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functional::plan_cache_clear, m)?)?;
     m.add_function(wrap_pyfunction!(functional::set_plan_cache_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(bench::time_engine_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::time_call_phases, m)?)?;
     m.add_function(wrap_pyfunction!(status::cuda_status, m)?)?;
     m.add_function(wrap_pyfunction!(status::nvrtc_present, m)?)?;
     graph::register(m)?;

@@ -213,6 +213,7 @@ def test_forward_and_backward_nodes_run_in_order_with_virtual_intermediates():
     a = {n: rng.standard_normal(dims).astype(np.float16) for n in ("Q", "K", "V", "dO")}
     out = {n: np.zeros(dims, np.float16) for n in ("dq", "dk", "dv")}
     g.execute({**a, dq: out["dq"], dk: out["dk"], dv: out["dv"]})
+    assert g.device == "cpu", "numpy arrays run where they are, even on a GPU machine"
     f = {n: a[n].astype(np.float64) for n in a}
     o_ref, _, _ = ref.forward(f["Q"], f["K"], f["V"], right=0)
     want = ref.backward(f["Q"], f["K"], f["V"], o_ref.astype(np.float16).astype(np.float64),

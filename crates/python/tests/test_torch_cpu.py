@@ -169,6 +169,16 @@ def test_meta_tensors_are_refused_naming_the_argument():
     assert e.value.argument == "q" and "meta" in str(e.value)
 
 
+def test_sparse_tensors_are_refused_naming_the_argument():
+    k = torch.randn((1, 2, 16, 16), dtype=torch.float16)
+    for sparse in (k.to_sparse(), k.to_sparse_csr() if hasattr(k, "to_sparse_csr") else None):
+        if sparse is None:
+            continue
+        with pytest.raises(rime.TensorError) as e:
+            rime.sdpa(k, sparse, k)
+        assert e.value.argument == "k" and "strided" in str(e.value)
+
+
 def test_graph_takes_torch_and_numpy_dtypes_and_torch_tensors():
     g = rime.Graph(io_data_type=torch.bfloat16, intermediate_data_type=np.float32)
     q = torch.randn((1, 2, 16, 16), dtype=torch.bfloat16)
