@@ -35,6 +35,15 @@ def _bias_block(bias, call):
     return None if bias is None else take(_rows(bias, call), -1, call.key_ranges)
 
 
+def _lengths(q, call):
+    """The padding mask of a ``full_lengths`` call: every row and column valid."""
+    if not call.full_lengths:
+        return None
+    b = q.shape[0]
+    rows, cols = call.rows[1] - call.rows[0], call.cols[1] - call.cols[0]
+    return tuple(torch.full((b,), n, dtype=torch.int32, device=q.device) for n in (rows, cols))
+
+
 def _steps(ring, buffer):
     """Yields (source rank, buffer of its key / value shard) for each step, shifting the
     buffer on to the next rank before the step's work and waiting for the next one after."""
@@ -78,6 +87,7 @@ def sdpa(
             o_b, stats_b = F.sdpa(
                 _rows(q, call), _cols(ks, call), _cols(vs, call),
                 scale=scale, window=(call.left, call.right), bias=_bias_block(bias, call),
+                seq_lens=_lengths(q, call),
             )
             _merge.add(_rows(o, call), _rows(lse, call), o_b, stats_b)
     _merge.finish(o, lse, o_out, stats_out)
@@ -131,7 +141,7 @@ def sdpa_backward(
                 _rows(q, call), _cols(ks, call), _cols(vs, call),
                 _rows(o, call), _rows(do, call), _rows(stats, call),
                 scale=scale, window=(call.left, call.right), bias=_bias_block(bias, call),
-                dbias=dbias, deterministic=deterministic,
+                seq_lens=_lengths(q, call), dbias=dbias, deterministic=deterministic,
             )
             _rows(dq, call).add_(g.dq)
             _cols(dks, call).add_(g.dk)

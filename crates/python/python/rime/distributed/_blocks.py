@@ -15,6 +15,11 @@ block is first cut to the rectangle of its kept pairs, whose band, from the rect
 corner, always has a right bound >= 0 and a left bound >= 1 (:func:`cut`). A block with no
 kept pair is no call at all; a bound that cannot mask anything in its rectangle is dropped.
 
+Two graph rules then shape a call: rime refuses a 1 x 1 problem (SHP002), so a lone kept pair
+is widened by one masked pair within its block (:func:`callable_cut`), and it takes a left bound
+with more rows than columns only with a padding mask (MSK006, the cuDNN frontend's rule), so
+such a call carries the block's full lengths as one (``full_lengths``), which masks nothing.
+
 Cells (one query segment against one key segment) whose bands agree with one offset over a
 larger rectangle are merged into one call (:func:`block_calls`): under the zigzag layout with a
 causal mask the diagonal step is one causal call over the local queries and keys, and every
@@ -61,18 +66,36 @@ def cut(m, n, offset, left, right):
     return Cut((row0, row1), (col0, col1), l, r)
 
 
+def callable_cut(c, m, n):
+    """``c`` (a :class:`Cut` of an ``m`` x ``n`` block) as rime takes it: a 1 x 1 cut grows to
+    1 x 2 with right bound 0 (the pair to its right masked) or, at the block's last column, to
+    2 x 1 with left bound 1 (the pair below masked). ValueError for a 1 x 1 block."""
+    (r0, r1), (c0, c1) = c.rows, c.cols
+    if r1 - r0 > 1 or c1 - c0 > 1:
+        return c
+    if c1 < n:
+        return Cut(c.rows, (c0, c1 + 1), None, 0)
+    if r1 < m:
+        return Cut((r0, r1 + 1), c.cols, 1, None)
+    raise ValueError(
+        "q, k: a block of 1 query and 1 key is too small for rime (SHP002); use longer shards"
+    )
+
+
 @dataclass(frozen=True)
 class BlockCall:
     """One rime call of a ring step: the local query rows ``rows`` = [start, stop), the source
     rank's local key rows ``cols`` = [start, stop), the top-left band on that block (``left``,
-    ``right``), and ``key_ranges``, the global key columns of ``cols`` as (start, size) pairs
-    (where a bias holds them)."""
+    ``right``), ``key_ranges``, the global key columns of ``cols`` as (start, size) pairs
+    (where a bias holds them), and ``full_lengths``: the call needs a padding mask of the
+    block's own lengths (a left bound with more rows than columns, rule MSK006)."""
 
     rows: Tuple[int, int]
     cols: Tuple[int, int]
     left: Optional[int]
     right: Optional[int]
     key_ranges: Tuple[Tuple[int, int], ...]
+    full_lengths: bool
 
 
 def _starts(segs):
@@ -120,8 +143,9 @@ def block_calls(q_segments, kv_segments, shift, left, right):
                 m = sum(q_segments[p][1] for p in ps)
                 n = sum(kv_segments[c][1] for c in cs)
                 whole = cut(m, n, offset, left, right)
-                return [] if whole is None else [(row0, col0, whole)]
-        return [(qs[p], ks[c], truth[(p, c)]) for p, c in cells if truth[(p, c)] is not None]
+                return [] if whole is None else [(row0, col0, m, n, whole)]
+        return [(qs[p], ks[c], q_segments[p][1], kv_segments[c][1], truth[(p, c)])
+                for p, c in cells if truth[(p, c)] is not None]
 
     rows, cols = list(range(len(q_segments))), list(range(len(kv_segments)))
     strategies = (
@@ -136,8 +160,11 @@ def block_calls(q_segments, kv_segments, shift, left, right):
         if best is None or len(found) < len(best):
             best = found
     calls = []
-    for row0, col0, c in best:
+    for row0, col0, m, n, c in best:
+        c = callable_cut(c, m, n)
         rows_ = (row0 + c.rows[0], row0 + c.rows[1])
         cols_ = (col0 + c.cols[0], col0 + c.cols[1])
-        calls.append(BlockCall(rows_, cols_, c.left, c.right, _global_ranges(kv_segments, *cols_)))
+        tall = c.left is not None and rows_[1] - rows_[0] > cols_[1] - cols_[0]
+        calls.append(BlockCall(rows_, cols_, c.left, c.right,
+                               _global_ranges(kv_segments, *cols_), tall))
     return tuple(calls)
