@@ -50,7 +50,7 @@ CASES = [
                seed=6), "contiguous"),
     DCase("deterministic-causal-zigzag-bias-dbias",
           Case(hq=2, hk=2, sq=S, skv=S, d=32, dv=32, causal=True, bias=(1, 2), dbias=True,
-               deterministic=True, seed=7)),
+               deterministic=True, seed=7), subgroups=True),
 ]
 
 # Calls every rank must refuse before sending anything: (name, case, what to break).
