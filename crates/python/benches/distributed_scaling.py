@@ -81,6 +81,49 @@ def comm_only(ring, kv, dkv, backward):
             ring.shift(dkv, DKV).wait()
 
 
+def measure(s, args, rank, world, ring, dev):
+    """The row of one global sequence length ``s``."""
+    n, h, d = s // world, args.heads, args.dim
+    g = torch.Generator(device=dev).manual_seed(rank)
+    q, k, v, do = (torch.randn((1, h, n, d), device=dev, dtype=torch.bfloat16, generator=g)
+                   for _ in range(4))
+    fwd = lambda: rd.sdpa(q, k, v, causal=True)  # noqa: E731
+    o, stats = fwd()
+    bwd = lambda: rd.sdpa_backward(q, k, v, o, do, stats, causal=True)  # noqa: E731
+    bwd()
+    kv = torch.cat([k.reshape(-1), v.reshape(-1)])
+    dkv = torch.zeros(kv.shape, dtype=torch.float32, device=dev)
+    row = {"seq": s, "world": world, "heads": h, "dim": d}
+    for name, ring_fn, back in (("forward", fwd, False), ("backward", bwd, True)):
+        compute_only(q, k, v, o, do, stats, rank, world, s, back)
+        t_ring = timed(ring_fn, args.repeats)
+        t_comp = timed(lambda: compute_only(q, k, v, o, do, stats, rank, world, s, back),
+                       args.repeats)
+        t_comm = timed(lambda: comm_only(ring, kv, dkv, back), args.repeats) if world > 1 else 0.0
+        hidden = None
+        if t_comm > 0:
+            hidden = min(1.0, max(0.0, (t_comp + t_comm - t_ring) / t_comm))
+        row[name] = {"ring_s": t_ring, "compute_s": t_comp, "comm_s": t_comm,
+                     "comm_hidden": hidden}
+    if world == 1:
+        qg, kg, vg = (x.detach().clone().requires_grad_() for x in (q, k, v))
+
+        def rime_step():
+            rime.attention(qg, kg, vg, causal=True).backward(do)
+
+        def torch_step():
+            torch.nn.functional.scaled_dot_product_attention(qg, kg, vg, is_causal=True).backward(do)
+
+        rime_step()
+        row["rime_attention_fwd_bwd_s"] = timed(rime_step, args.repeats)
+        try:
+            torch_step()
+            row["torch_sdpa_fwd_bwd_s"] = timed(torch_step, args.repeats)
+        except RuntimeError as e:  # out of memory, or no backend for the size
+            row["torch_sdpa_fwd_bwd_s"] = f"failed: {e}"[:200]
+    return row
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -101,44 +144,7 @@ def main():
     ring = Ring()
     rows = []
     for s in (int(x) for x in args.seq.split(",")):
-        n, h, d = s // world, args.heads, args.dim
-        g = torch.Generator(device=dev).manual_seed(rank)
-        q, k, v, do = (torch.randn((1, h, n, d), device=dev, dtype=torch.bfloat16, generator=g)
-                       for _ in range(4))
-        fwd = lambda: rd.sdpa(q, k, v, causal=True)  # noqa: E731
-        o, stats = fwd()
-        bwd = lambda: rd.sdpa_backward(q, k, v, o, do, stats, causal=True)  # noqa: E731
-        bwd()
-        kv = torch.cat([k.reshape(-1), v.reshape(-1)])
-        dkv = torch.zeros(kv.shape, dtype=torch.float32, device=dev)
-        row = {"seq": s, "world": world, "heads": h, "dim": d}
-        for name, ring_fn, back in (("forward", fwd, False), ("backward", bwd, True)):
-            compute_only(q, k, v, o, do, stats, rank, world, s, back)
-            t_ring = timed(ring_fn, args.repeats)
-            t_comp = timed(lambda: compute_only(q, k, v, o, do, stats, rank, world, s, back),
-                           args.repeats)
-            t_comm = timed(lambda: comm_only(ring, kv, dkv, back), args.repeats) if world > 1 else 0.0
-            hidden = None
-            if t_comm > 0:
-                hidden = min(1.0, max(0.0, (t_comp + t_comm - t_ring) / t_comm))
-            row[name] = {"ring_s": t_ring, "compute_s": t_comp, "comm_s": t_comm,
-                         "comm_hidden": hidden}
-        if world == 1:
-            qg, kg, vg = (x.detach().clone().requires_grad_() for x in (q, k, v))
-
-            def rime_step():
-                rime.attention(qg, kg, vg, causal=True).backward(do)
-
-            def torch_step():
-                torch.nn.functional.scaled_dot_product_attention(qg, kg, vg, is_causal=True).backward(do)
-
-            rime_step()
-            row["rime_attention_fwd_bwd_s"] = timed(rime_step, args.repeats)
-            try:
-                torch_step()
-                row["torch_sdpa_fwd_bwd_s"] = timed(torch_step, args.repeats)
-            except RuntimeError as e:  # out of memory, or no backend for the size
-                row["torch_sdpa_fwd_bwd_s"] = f"failed: {e}"[:200]
+        row = measure(s, args, rank, world, ring, dev)
         rows.append(row)
         if rank == 0:
             f, b = row["forward"], row["backward"]
@@ -147,7 +153,6 @@ def main():
                   f"{f['comm_hidden']}) | bwd ring {b['ring_s'] * 1e3:8.1f} ms (compute "
                   f"{b['compute_s'] * 1e3:8.1f}, comm {b['comm_s'] * 1e3:7.1f}, hidden "
                   f"{b['comm_hidden']})", flush=True)
-        del q, k, v, do, o, stats, kv, dkv
         if args.device == "cuda":
             torch.cuda.empty_cache()
     if rank == 0:

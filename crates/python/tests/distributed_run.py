@@ -84,8 +84,6 @@ def _memory_layout(x, layout):
 
 
 def _run_case(dc, group, rank, world, device):
-    import torch
-
     import rime.distributed as rd
 
     case = dc.case
