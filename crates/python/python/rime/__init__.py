@@ -5,6 +5,8 @@ and numpy arrays on rime's CPU reference engine. See docs/python.md.
 
 - ``rime.attention(q, k, v, ...)``: differentiable attention (autograd, ``torch.compile``).
 - ``rime.sdpa`` / ``rime.sdpa_backward``: the forward and the gradients as functions.
+- ``rime.distributed``: context parallelism (ring attention over a ``torch.distributed``
+  process group; imported on first use).
 - ``rime.Graph``: the graph API of the cuDNN frontend (tensors, ``sdpa``, ``sdpa_backward``,
   ``check``, ``heuristics``, ``build_plans``, ``execute``, JSON).
 - Errors: ``RimeError``; ``UnsupportedGraph`` (``.reasons``, each a :class:`Reason`),
@@ -42,6 +44,10 @@ def __getattr__(name):
         from . import autograd
 
         return getattr(autograd, name)
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module(".distributed", __name__)
     raise AttributeError(f"module 'rime' has no attribute {name!r}")
 
 
