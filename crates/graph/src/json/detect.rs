@@ -19,7 +19,7 @@
 use std::fmt;
 use std::path::Path;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
 use super::cudnn::{self, JsonVersion};
@@ -129,6 +129,8 @@ const KEYS_SHOWN: usize = 8;
 struct Markers {
     format: bool,
     json_version: bool,
+    /// rime's `version` key (without `format`, a rime file missing its marker).
+    version: bool,
     keys: Vec<String>,
     count: usize,
 }
@@ -145,6 +147,7 @@ impl<'de> Deserialize<'de> for Markers {
                 let mut m = Markers {
                     format: false,
                     json_version: false,
+                    version: false,
                     keys: Vec::new(),
                     count: 0,
                 };
@@ -152,6 +155,7 @@ impl<'de> Deserialize<'de> for Markers {
                     map.next_value::<IgnoredAny>()?;
                     m.format |= key == "format";
                     m.json_version |= key == "json_version";
+                    m.version |= key == "version";
                     m.count += 1;
                     if m.keys.len() < KEYS_SHOWN {
                         m.keys.push(format!("`{}`", shown(&key)));
@@ -207,13 +211,18 @@ pub fn detect(text: &str, source: &str) -> Result<Format, LoadError> {
             };
             format!("its top-level keys are {}{more}", markers.keys.join(", "))
         };
+        let hint = if markers.version {
+            " (a rime graph needs `\"format\": \"rime.graph\"` next to its `version`)"
+        } else {
+            ""
+        };
         LoadError::format_at(
             super::without_bom(text),
             source,
             &JsonPath::default(),
             format!(
                 "neither a rime graph (which has `\"format\": \"rime.graph\"`) nor a cuDNN \
-                 frontend graph dump (which has `json_version`): {found}"
+                 frontend graph dump (which has `json_version`): {found}{hint}"
             ),
         )
     })
@@ -310,6 +319,9 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("`nodes`, `tensors`"), "{text}");
+        assert!(!text.contains("next to its `version`"), "{text}");
+        let e = detect(r#"{"version": 1, "nodes": []}"#, "v.json").unwrap_err();
+        assert!(e.to_string().ends_with("next to its `version`)"), "{e}");
         let many: String = (0..12).map(|i| format!("\"k{i}\": {i},")).collect();
         let e = detect(&format!("{{{}}}", many.trim_end_matches(',')), "m.json").unwrap_err();
         assert!(e.to_string().contains("`k7` and 4 more"), "{e}");
