@@ -157,3 +157,56 @@ impl SelftestDoc {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rime_conformance::compare::{CaseReport, OutputCheck};
+
+    use super::*;
+
+    fn report(name: &str, rel_err: f64, bad: usize, error: Option<&str>) -> CaseReport {
+        CaseReport {
+            name: name.to_owned(),
+            tolerance: 1e-2,
+            kernels: vec!["bwd_d64_64x128"],
+            outputs: vec![OutputCheck {
+                name: "dQ",
+                rel_err,
+                bad,
+            }],
+            error: error.map(str::to_owned),
+        }
+    }
+
+    /// A sweep that ran, with every case status (and a non-finite error), follows the
+    /// committed schema: what `rime selftest --json` prints on a GPU machine.
+    #[test]
+    fn a_sweep_that_ran_follows_the_schema() {
+        let doc = SelftestDoc::ran(
+            "device X (sm_120)".to_owned(),
+            vec![
+                CaseDoc::ran(&report("pass", 1e-3, 0, None)),
+                CaseDoc::ran(&report("off", 0.5, 0, None)),
+                CaseDoc::ran(&report("nan", f64::NAN, 3, None)),
+                CaseDoc::ran(&report("broke", 0.0, 0, Some("launch failed"))),
+                CaseDoc::not_approved("refused", &["SMX002".to_owned()]),
+            ],
+        );
+        assert_eq!((doc.passed, doc.failed, doc.not_approved), (1, 3, 1));
+        let value = serde_json::to_value(&doc).expect("serializes");
+        assert!(value["cases"][2]["outputs"][0]["relative_error"].is_null());
+        assert_eq!(value["cases"][4]["status"], "not_approved");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../schemas/selftest.v1.schema.json"
+        );
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
+        let validator = jsonschema::validator_for(&schema).expect("compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+}

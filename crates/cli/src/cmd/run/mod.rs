@@ -172,7 +172,7 @@ fn choose<'a>(node: NodeId, ranked: &'a [Candidate], engines: &Engines) -> Optio
 /// run's document whatever the outcome (an error is also printed on stderr).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if !args.json {
-        return run_graph(args, &mut Record::default()).map(|status| exit_code(status));
+        return run_graph(args, &mut Record::default()).map(exit_code);
     }
     human::to_stderr();
     let mut record = Record::default();
@@ -305,7 +305,9 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
             ))
         });
         let plan = engine.build_plan(&approved);
-        progress.map(Progress::stop);
+        if let Some(p) = progress {
+            p.stop();
+        }
         let plan = plan?;
         plans.push((*candidate, engine, plan));
     }
