@@ -40,11 +40,11 @@ pub struct RunDoc {
     pub version: u32,
     /// The graph file as given.
     pub file: String,
-    /// What the graph file was read as; absent when it could not be read or told.
+    /// What the graph file was read as; null when it could not be read or its format not told.
     pub read_as: Option<ReadAsDoc>,
     /// How the run ended.
     pub status: RunStatus,
-    /// The target analysed for (`cpu`, a device profile, or the live device's name); absent
+    /// The target analysed for (`cpu`, a device profile, or the live device's name); null
     /// when the run ended before it was chosen.
     pub target: Option<String>,
     /// The seed of the generated inputs.
@@ -55,7 +55,7 @@ pub struct RunDoc {
     pub nodes: Vec<NodeRunDoc>,
     /// The output tensors of the nodes that ran, in node order.
     pub outputs: Vec<OutputDoc>,
-    /// The safetensors file the outputs were written to (`--outputs`), once written.
+    /// The safetensors file the outputs were written to (`--outputs`); null when none was.
     pub outputs_file: Option<String>,
 }
 
@@ -70,7 +70,7 @@ pub struct NodeRunDoc {
     pub forward_twin: bool,
     /// The engine that ran it: `cpu_reference` or `sm120`.
     pub engine: String,
-    /// The route (`atomic`, `relay`, `two_kernel`), absent when the engine has none.
+    /// The route (`atomic`, `relay`, `two_kernel`), null when the engine has none.
     pub route: Option<String>,
     /// Workspace of the plan, bytes.
     pub workspace_bytes: u64,
@@ -103,8 +103,8 @@ pub struct ChecksumDoc {
     /// FNV-1a (64 bits) of the elements' little-endian bytes, as 16 lower-case hex digits:
     /// equal for bit-identical tensors.
     pub fnv1a64: String,
-    /// Sum of the finite elements in f64; absent (null) when it overflows.
+    /// Sum of the finite elements in f64; null when it overflows to infinity.
     pub sum: Option<f64>,
-    /// Sum of the squares of the finite elements in f64; absent (null) when it overflows.
+    /// Sum of the squares of the finite elements in f64; null when it overflows to infinity.
     pub sum_of_squares: Option<f64>,
 }

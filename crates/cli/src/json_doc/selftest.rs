@@ -41,9 +41,9 @@ pub struct SelftestDoc {
     pub version: u32,
     /// Whether it ran.
     pub status: SelftestStatus,
-    /// The device, with its compute capability, SMs and free memory, when it ran.
+    /// The device, with its compute capability, SMs and free memory; null when skipped.
     pub device: Option<String>,
-    /// Why it was skipped.
+    /// Why it was skipped; null when it ran.
     pub reason: Option<String>,
     /// Per case, in sweep order.
     pub cases: Vec<CaseDoc>,
@@ -62,7 +62,7 @@ pub struct CaseDoc {
     pub name: String,
     /// How it went.
     pub status: CaseStatus,
-    /// The relative-error tolerance applied (when it ran).
+    /// The relative-error tolerance applied; null when not run.
     pub tolerance: Option<f64>,
     /// The kernels that ran.
     pub kernels: Vec<String>,
@@ -70,7 +70,7 @@ pub struct CaseDoc {
     pub outputs: Vec<OutputErrorDoc>,
     /// Reason codes of the analyzer's refusal (`not_approved`).
     pub codes: Vec<String>,
-    /// Why it could not run, when it could not.
+    /// Why it could not run; null when it ran.
     pub error: Option<String>,
 }
 

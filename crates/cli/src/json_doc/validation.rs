@@ -28,13 +28,13 @@ pub struct ValidationDoc {
 pub struct FileDoc {
     /// The path as given.
     pub file: String,
-    /// What the file was read as; absent when it could not be read or its format not told.
+    /// What the file was read as; null when it could not be read or its format not told.
     pub read_as: Option<ReadAsDoc>,
     /// True when it loaded and is structurally valid.
     pub ok: bool,
-    /// Nodes of the graph, when it loaded.
+    /// Nodes of the graph; null when it did not load.
     pub nodes: Option<usize>,
-    /// Tensors of the graph, when it loaded.
+    /// Tensors of the graph; null when it did not load.
     pub tensors: Option<usize>,
     /// Every problem, as the text output prints it (each naming the file, and the line and
     /// column or the tensor or node at fault); empty when `ok`.
