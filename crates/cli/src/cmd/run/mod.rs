@@ -220,8 +220,9 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
         record.errors = problems;
         return Ok(RunStatus::Invalid);
     }
-    // The text is not needed once the graph is valid (it may be large).
     let graph = read.loaded.graph;
+    // The text is not needed once the graph is valid (it may be large).
+    drop(read.text);
     let mut reads = vec![("the graph", args.file.as_path())];
     reads.extend(args.inputs.as_deref().map(|p| ("the --inputs file", p)));
     let output = args
