@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod human;
+mod json_doc;
 mod limits;
 mod output;
 mod read;
@@ -26,12 +28,14 @@ struct Cli {
 enum Command {
     /// Load graph files and check their structure.
     Validate(cmd::validate::ValidateArgs),
-    /// Print the JSON Schema of the graph format.
+    /// Print a JSON Schema: the graph format (default), or a JSON output's.
     Schema(cmd::schema::SchemaArgs),
     /// Run a graph: analyze, plan, execute on generated or given inputs, write outputs.
     Run(cmd::run::RunArgs),
     /// Which engine configurations can run a graph on a target, and why not.
     Check(cmd::check::CheckArgs),
+    /// Write a graph file in rime's format or as a cuDNN frontend dump (graph JSON 2.0).
+    Convert(cmd::convert::ConvertArgs),
     /// The supported engine configurations of a graph, ranked.
     Heuristics(cmd::heuristics::HeuristicsArgs),
     /// Explain a reason code.
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         Command::Schema(args) => cmd::schema::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Check(args) => cmd::check::run(args),
+        Command::Convert(args) => cmd::convert::run(args),
         Command::Heuristics(args) => cmd::heuristics::run(args),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Selftest(args) => cmd::selftest::run(args),

@@ -94,7 +94,7 @@ impl OutputFile {
         for (what, read) in reads {
             if same_file(&target, read) {
                 bail!(
-                    "refusing to write outputs to {shown}: it is {what} ({}), which this run reads",
+                    "refusing to write outputs to {shown}: it is {what} ({}), which this command reads",
                     shown_text(&read.display().to_string())
                 );
             }

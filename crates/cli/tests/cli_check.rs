@@ -114,3 +114,82 @@ fn check_auto_is_the_device_or_the_cpu_with_a_note() {
         );
     }
 }
+
+/// Several files: one report each, under its name, in order; the exit code is the worst.
+#[test]
+fn check_several_files_reports_each_and_exits_with_the_worst() {
+    let supported = "tests/fixtures/valid/bwd_causal_top_left.json";
+    let unsupported = "tests/fixtures/unsupported/cpu002_smx004_ragged_thd_q.json";
+    let dump = "tests/fixtures/cudnn/real/bwd_gqa_4_2.build_plans.json";
+    let target = Target::by_name("rtx-5090").unwrap();
+    let report = |file: &str| {
+        let text = std::fs::read_to_string(repo().join(file)).expect("fixture");
+        let loaded = rime_graph::json::from_str_any(&text, file, None).expect("loads");
+        render_report(&analyze(&loaded.graph, &target))
+    };
+    let both = rime(&["check", supported, dump, "--target", "rtx-5090"]);
+    assert_eq!(both.status.code(), Some(0));
+    assert_eq!(
+        stdout(&both),
+        format!(
+            "== {supported}\n{}== {dump}\n{}",
+            report(supported),
+            report(dump)
+        )
+    );
+    let worst = rime(&["check", unsupported, supported, "--target", "rtx-5090"]);
+    assert_eq!(
+        worst.status.code(),
+        Some(1),
+        "one file is supported by nothing"
+    );
+    assert!(stdout(&worst).ends_with(&report(supported)));
+}
+
+/// `--require-engine`: exit 1 when that engine does not support the graph, naming the
+/// reasons, even where another engine does.
+#[test]
+fn check_require_engine_names_the_reasons() {
+    let out = rime(&[
+        "check",
+        BROADCAST_DET,
+        "--target",
+        "rtx-5090",
+        "--require-engine",
+        "sm120",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "sm120 rejects it (BIA003)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {BROADCAST_DET}: engine sm120 does not support the graph on target rtx-5090:\n"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("node `") && stderr.contains("BIA003"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("CPU0"), "only sm120's reasons: {stderr}");
+    let cpu = rime(&[
+        "check",
+        BROADCAST_DET,
+        "--target",
+        "rtx-5090",
+        "--require-engine",
+        "cpu_reference",
+    ]);
+    assert_eq!(cpu.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&cpu.stderr), "");
+    let json = rime(&[
+        "check",
+        BROADCAST_DET,
+        "--json",
+        "--require-engine",
+        "sm120",
+    ]);
+    assert_eq!(json.status.code(), Some(1));
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout(&json)).expect("stdout is the report");
+    assert_eq!(doc["format"], "rime.report");
+}

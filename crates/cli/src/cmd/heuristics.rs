@@ -12,6 +12,8 @@ use super::target_args::AnalysisArgs;
 /// Arguments of `rime heuristics`.
 #[derive(Debug, clap::Args)]
 pub struct HeuristicsArgs {
+    /// Graph file (rime's format or a cuDNN frontend dump; see --format).
+    file: std::path::PathBuf,
     #[command(flatten)]
     analysis: AnalysisArgs,
     /// Ranking mode: a (fastest), b (smallest workspace), fallback (fixed order).
@@ -35,7 +37,8 @@ pub fn run(args: &HeuristicsArgs) -> anyhow::Result<ExitCode> {
         deselect: args.deselect.clone(),
         pin: args.pin.clone(),
     };
-    let report = args.analysis.report()?;
+    let target = args.analysis.target()?;
+    let report = args.analysis.report(&args.file, &target)?;
     let candidates = heuristics(&report, &options);
     if args.analysis.json {
         let doc = report_json::ranking_doc(&report, mode, &candidates);

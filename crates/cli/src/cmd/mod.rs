@@ -2,9 +2,11 @@
 
 pub mod bench;
 pub mod check;
+pub mod convert;
 pub mod determinism;
 pub mod explain;
 pub mod heuristics;
+pub mod refusals;
 pub mod run;
 pub mod schema;
 pub mod selftest;

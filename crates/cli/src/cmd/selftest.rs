@@ -7,6 +7,9 @@ use std::process::ExitCode;
 use rime_conformance::sweep::{self, SweepOutcome};
 use rime_engines::cuda::CudaDevice;
 
+use crate::human::{self, say};
+use crate::json_doc::selftest::{CaseDoc, SelftestDoc};
+
 /// Arguments of `rime selftest`.
 #[derive(Debug, clap::Args)]
 pub struct SelftestArgs {
@@ -44,6 +47,10 @@ pub struct SelftestArgs {
     /// Executions per route for `--determinism`.
     #[arg(long, default_value_t = 20)]
     pub repeats: usize,
+    /// Print a JSON document of the sweep (schemas/selftest.v1.schema.json) on stdout; the
+    /// lines go to stderr. For the conformance sweep only.
+    #[arg(long, conflicts_with_all = ["determinism", "edge", "resources"])]
+    pub json: bool,
 }
 
 /// Prints `line` and appends it to the report file, when there is one (every selftest mode
@@ -52,7 +59,7 @@ pub struct SelftestArgs {
 /// # Errors
 /// When the report file cannot be written.
 pub(crate) fn emit(file: Option<&mut std::fs::File>, line: &str) -> std::io::Result<()> {
-    println!("{line}");
+    say!("{line}");
     match file {
         Some(f) => writeln!(f, "{line}"),
         None => Ok(()),
@@ -60,16 +67,22 @@ pub(crate) fn emit(file: Option<&mut std::fs::File>, line: &str) -> std::io::Res
 }
 
 /// Runs the sweep: exit 0 when every case passed (or the run was skipped without a GPU), 1 when
-/// a case failed.
+/// a case failed. With `--json`, stdout holds the sweep's document (also when skipped).
 ///
 /// # Errors
 /// When the report file cannot be written, or no GPU is usable and one is required.
 pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
+    if args.json {
+        human::to_stderr();
+    }
     let require = args.require_gpu || std::env::var("RIME_REQUIRE_GPU").is_ok_and(|v| v == "1");
     let dev = match CudaDevice::open_default(0) {
         Ok(d) => std::sync::Arc::new(d),
         Err(e) if !require => {
-            println!("SKIPPED selftest: {e}");
+            say!("SKIPPED selftest: {e}");
+            if args.json {
+                crate::json_doc::print(&SelftestDoc::skipped(e.to_string()))?;
+            }
             return Ok(ExitCode::SUCCESS);
         }
         Err(e) => anyhow::bail!("selftest needs a GPU: {e}"),
@@ -84,7 +97,7 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
         p.smem_per_block_optin,
         p.free_memory as f64 / (1u64 << 30) as f64
     );
-    println!("{header}");
+    say!("{header}");
     let mut file = args.out.as_ref().map(std::fs::File::create).transpose()?;
     if let Some(f) = file.as_mut() {
         writeln!(f, "{header}")?;
@@ -105,10 +118,15 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let mut write_err = None;
+    let mut docs = Vec::new();
     let outcomes = sweep::run(&dev, &target, &cases, args.guards, |c, o| {
         let line = match o {
-            SweepOutcome::Ran(r) => r.line(),
+            SweepOutcome::Ran(r) => {
+                docs.push(CaseDoc::ran(r));
+                r.line()
+            }
             SweepOutcome::NotApproved(codes) => {
+                docs.push(CaseDoc::not_approved(&c.name, codes));
                 format!("SKIP {:<56} not approved: {}", c.name, codes.join(", "))
             }
         };
@@ -136,6 +154,9 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
         outcomes.len() - ran.len()
     );
     emit(file.as_mut(), &summary)?;
+    if args.json {
+        crate::json_doc::print(&SelftestDoc::ran(header, docs))?;
+    }
     Ok(if failed == 0 && !ran.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -1,6 +1,7 @@
-//! Shared arguments of `rime check` and `rime heuristics`: the graph file and the target.
+//! Shared arguments of `rime check` and `rime heuristics`: the graph file's format and the
+//! target.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use anyhow::{bail, Context as _};
 use rime_analyzer::{analyze, SupportReport, Target};
@@ -28,11 +29,11 @@ pub fn selector(text: &str) -> Result<String, String> {
     }
 }
 
-/// The graph to analyse and the target to analyse it for.
+/// How to read the graph, and the target to analyse it for.
 #[derive(Debug, clap::Args)]
 pub struct AnalysisArgs {
-    /// Graph file (JSON, format rime.graph v1).
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub format: crate::read::FormatArgs,
     /// Target profile, or `auto` (device 0's properties and free memory, read now; the CPU
     /// when there is no usable GPU).
     #[arg(long, short, default_value = "rtx-pro-6000", value_parser = target_names())]
@@ -73,11 +74,10 @@ impl AnalysisArgs {
         })
     }
 
-    /// Loads the graph and analyses it.
-    pub fn report(&self) -> anyhow::Result<SupportReport> {
-        let target = self.target()?;
+    /// Loads the graph in `file` and analyses it for `target`.
+    pub fn report(&self, file: &Path, target: &Target) -> anyhow::Result<SupportReport> {
         // Every load error starts with the file's name already.
-        let graph = crate::read::graph(&self.file)?;
-        Ok(analyze(&graph, &target))
+        let graph = crate::read::graph_file(file, &self.format)?;
+        Ok(analyze(graph.graph(), target))
     }
 }

@@ -3,54 +3,79 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use rime_graph::{json, shown_text, Graph};
+use rime_graph::shown_text;
+
+use crate::json_doc::validation::{FileDoc, ValidationDoc};
+use crate::json_doc::{self, ReadAsDoc};
+use crate::read::{self, FormatArgs};
 
 /// Arguments of `rime validate`.
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
-    /// Graph files (JSON, format rime.graph v1).
+    /// Graph files (rime's format or cuDNN frontend dumps; see --format).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    /// Print a JSON document (schemas/validation.v1.schema.json) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Prints `ok  FILE (N nodes, M tensors)` for each valid file, or every error of an invalid one
-/// (each naming the file and the place or tensor at fault). Exit 1 when any file is invalid.
+/// (each naming the file and the place or tensor at fault); with `--json`, the document of them
+/// all. Exit 1 when any file is invalid.
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
-    let mut all_ok = true;
-    for file in &args.files {
-        let shown = shown_text(&file.display().to_string()).to_string();
-        match check(file) {
-            Ok(graph) => println!(
-                "ok  {shown} ({} nodes, {} tensors)",
-                graph.nodes().len(),
-                graph.tensors().len()
-            ),
-            Err(problems) => {
-                all_ok = false;
-                println!("FAIL {shown}");
-                for p in problems {
-                    println!("  {p}");
+    if args.json {
+        crate::human::to_stderr();
+    }
+    let docs: Vec<FileDoc> = args.files.iter().map(|f| check(f, &args.format)).collect();
+    if args.json {
+        json_doc::print(&ValidationDoc::new(docs.clone()))?;
+    } else {
+        for doc in &docs {
+            match (doc.nodes, doc.tensors) {
+                (Some(n), Some(t)) if doc.ok => {
+                    println!("ok  {} ({n} nodes, {t} tensors)", doc.file)
+                }
+                _ => {
+                    println!("FAIL {}", doc.file);
+                    for p in &doc.errors {
+                        println!("  {p}");
+                    }
                 }
             }
         }
     }
-    Ok(if all_ok {
+    Ok(if docs.iter().all(|d| d.ok) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
 }
 
-/// The graph in `file` if it loads and is structurally valid, else every problem found.
-fn check(file: &Path) -> Result<Graph, Vec<String>> {
-    let name = file.display().to_string();
-    let text = crate::read::graph_text(file).map_err(|e| vec![e.to_string()])?;
-    let graph = json::from_str(&text, &name).map_err(|e| vec![e.to_string()])?;
-    match graph.validate() {
-        Ok(()) => Ok(graph),
-        Err(errors) => {
-            let describer = json::Describer::new(&text, &name, &graph);
-            Err(errors.0.iter().map(|e| describer.describe(e)).collect())
+/// What `file` holds: read, loaded and validated, or every problem found.
+fn check(file: &Path, format: &FormatArgs) -> FileDoc {
+    let shown = shown_text(&file.display().to_string()).to_string();
+    match read::graph_file(file, format) {
+        Ok(g) => {
+            let errors = g.problems();
+            FileDoc {
+                file: shown,
+                read_as: Some(ReadAsDoc::from(g.loaded.read_as)),
+                ok: errors.is_empty(),
+                nodes: Some(g.graph().nodes().len()),
+                tensors: Some(g.graph().tensors().len()),
+                errors,
+            }
         }
+        Err(e) => FileDoc {
+            file: shown,
+            read_as: None,
+            ok: false,
+            nodes: None,
+            tensors: None,
+            errors: vec![e.to_string()],
+        },
     }
 }

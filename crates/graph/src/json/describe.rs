@@ -15,7 +15,8 @@ use crate::{shown_text, Graph, GraphError, Port};
 pub struct Describer<'a> {
     file: &'a str,
     graph: &'a Graph,
-    index: SourceIndex,
+    /// The scanned text; `None` for a graph whose errors are not located in a text.
+    index: Option<SourceIndex>,
     /// Node name -> (first, last) index.
     nodes: HashMap<&'a str, (usize, usize)>,
     /// Tensor name -> index of the first tensor of that name.
@@ -39,9 +40,22 @@ impl<'a> Describer<'a> {
         Describer {
             file,
             graph,
-            index: SourceIndex::new(text),
+            index: Some(SourceIndex::new(text)),
             nodes,
             tensors,
+        }
+    }
+
+    /// A describer that names `file` and no place in it: for a graph read from a text whose
+    /// layout is not rime's (a cuDNN frontend dump), where rime's JSON paths would point at
+    /// the wrong values.
+    pub fn unlocated(file: &'a str, graph: &'a Graph) -> Describer<'a> {
+        Describer {
+            file,
+            graph,
+            index: None,
+            nodes: HashMap::new(),
+            tensors: HashMap::new(),
         }
     }
 
@@ -57,7 +71,7 @@ impl<'a> Describer<'a> {
 
     /// The JSON path the error is about and where the nearest existing part of it is.
     fn place(&self, error: &GraphError) -> Option<(JsonPath, Location)> {
-        self.index.locate_nearest(&self.path_of(error)?)
+        self.index.as_ref()?.locate_nearest(&self.path_of(error)?)
     }
 
     fn node(&self, name: &str, last: bool) -> Option<JsonPath> {

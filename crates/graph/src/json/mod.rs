@@ -1,4 +1,5 @@
-//! The JSON graph format, version 1: load, save, and its JSON Schema.
+//! The JSON graph format, version 1: load, save, and its JSON Schema; the cuDNN frontend's
+//! dumps ([`cudnn`]), and the reader of either with the format detected ([`from_str_any`]).
 //!
 //! ```
 //! let text = r#"{
@@ -26,6 +27,7 @@
 mod convert;
 pub mod cudnn;
 mod describe;
+mod detect;
 mod error;
 mod locate;
 mod maps;
@@ -38,6 +40,7 @@ use std::io::Read;
 use std::path::Path;
 
 pub use describe::{describe, Describer};
+pub use detect::{detect, from_str_any, load_file_any, Format, Loaded, ReadAs};
 pub use error::{LoadError, Location};
 pub use maps::{Finite32, FormatName, NamedMap, PortMap, TensorRef, Version, FORMAT, VERSION};
 pub use wire::{

@@ -1,8 +1,7 @@
 //! Tensor data for `rime run`: inputs from the `--inputs` file (by tensor name) or seeded
-//! random numbers, outputs to safetensors, and checksum summaries. Tensors are produced and
-//! consumed in place, element by element: no step holds a second copy of a whole tensor.
+//! random numbers, and outputs to safetensors. Tensors are produced and consumed in place,
+//! element by element: no step holds a second copy of a whole tensor.
 
-use std::fmt;
 use std::io::Write;
 use std::path::Path;
 
@@ -11,6 +10,7 @@ use rime_engines::HostBuffer;
 use rime_graph::{sdpa_shape, shown, DataType, Dataflow, Graph, Port, TensorId};
 use safetensors::tensor::{Metadata, TensorInfo};
 
+use super::fnv::Fnv1a;
 use crate::limits::Limits;
 use crate::output::OutputFile;
 use crate::tensor_file::{dtype_of, TensorFile};
@@ -22,11 +22,10 @@ pub struct Inputs {
     flow: Dataflow,
 }
 
-/// FNV-1a, so each tensor's random data depends on its name and the seed, not on order.
+/// FNV-1a of the name, so each tensor's random data depends on its name and the seed, not on
+/// order.
 fn name_hash(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    })
+    Fnv1a::of(name.as_bytes())
 }
 
 /// xorshift64* numbers in [0, 1).
@@ -185,81 +184,6 @@ impl Inputs {
 fn length(rng: &mut Rng, max: i64) -> f64 {
     let lo = (max + 1) / 2;
     (lo + (rng.next() * (max - lo + 1) as f64) as i64).min(max) as f64
-}
-
-/// A checksum summary of one tensor (over its logical elements).
-pub struct Summary {
-    name: String,
-    data_type: DataType,
-    dims: Vec<i64>,
-    sum: f64,
-    abs_mean: f64,
-    min: f64,
-    max: f64,
-    /// NaN elements.
-    pub nan: u64,
-    /// Infinite elements.
-    pub inf: u64,
-}
-
-impl Summary {
-    /// Summarizes tensor `id` held in `buffer`.
-    pub fn of(graph: &Graph, id: TensorId, buffer: &HostBuffer) -> anyhow::Result<Summary> {
-        let t = graph.get(id).context("unknown tensor")?;
-        let (mut sum, mut abs, mut finite) = (0.0, 0.0, 0u64);
-        let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
-        let (mut nan, mut inf) = (0u64, 0u64);
-        let fits = buffer.for_each_logical(&t.dims, &t.strides, |x| {
-            if x.is_nan() {
-                nan += 1;
-            } else if x.is_infinite() {
-                inf += 1;
-            } else {
-                finite += 1;
-                sum += x;
-                abs += x.abs();
-                min = min.min(x);
-                max = max.max(x);
-            }
-        });
-        if !fits {
-            bail!("'{}': its buffer does not hold its layout", shown(&t.name));
-        }
-        Ok(Summary {
-            name: shown(&t.name).to_string(),
-            data_type: graph.data_type(id).unwrap_or(DataType::F32),
-            dims: t.dims.clone(),
-            sum,
-            abs_mean: abs / finite.max(1) as f64,
-            min,
-            max,
-            nan,
-            inf,
-        })
-    }
-
-    /// `name (N NaN, M inf)` when the tensor holds non-finite values.
-    pub fn non_finite(&self) -> Option<String> {
-        (self.nan + self.inf > 0)
-            .then(|| format!("{} ({} NaN, {} inf)", self.name, self.nan, self.inf))
-    }
-}
-
-impl fmt::Display for Summary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:<10} {:<4} {:?}  sum {:+.6e}  mean|x| {:.6e}  min {:+.4e}  max {:+.4e}  non-finite {}",
-            self.name,
-            self.data_type,
-            self.dims,
-            self.sum,
-            self.abs_mean,
-            self.min,
-            self.max,
-            self.nan + self.inf
-        )
-    }
 }
 
 /// Writes `outputs` (logical, packed) to a safetensors file, by tensor name, streaming each

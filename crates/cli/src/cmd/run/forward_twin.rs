@@ -14,6 +14,7 @@ use rime_engines::{CpuEngine, Engine, HostBuffer, MemoryNeeds, Plan};
 use rime_graph::{shown, Dataflow, Graph, Node, NodeId, OpKind, Port, TensorId};
 
 use super::data::Inputs;
+use crate::json_doc::run::NodeRunDoc;
 
 /// Ports the forward shares with the backward.
 const SHARED: [Port; 8] = [
@@ -202,7 +203,7 @@ impl Twin {
     }
 
     /// Runs the twin on the CPU engine: its inputs come from `tensors` (made first when
-    /// absent), and O and Stats join `tensors` under the original graph's ids.
+    /// absent), and O and Stats join `tensors` under the original graph's ids. Says what ran.
     ///
     /// # Errors
     /// Making an input or executing fails.
@@ -211,7 +212,7 @@ impl Twin {
         graph: &Graph,
         inputs: &Inputs,
         tensors: &mut BTreeMap<TensorId, HostBuffer>,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<NodeRunDoc> {
         let mut twin_tensors = BTreeMap::new();
         for &(orig, new) in &self.map {
             if self.plan.tensors().inputs.contains(&new) {
@@ -222,7 +223,7 @@ impl Twin {
                 twin_tensors.insert(new, buffer);
             }
         }
-        println!("making O and Stats with a forward run (not given):");
+        crate::human::say!("making O and Stats with a forward run (not given):");
         let ran = super::execute(
             &self.graph,
             &self.candidate,
@@ -239,6 +240,9 @@ impl Twin {
                 }
             }
         }
-        ran
+        ran.map(|run| NodeRunDoc {
+            forward_twin: true,
+            ..run
+        })
     }
 }

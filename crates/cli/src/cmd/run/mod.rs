@@ -10,11 +10,16 @@
 //! (never a file the run reads; reserved at once), the `--inputs` file (every tensor in it
 //! must be one the run reads), O and Stats that no forward twin can make unambiguously, and
 //! the host memory the whole run needs.
+//!
+//! With `--json` the same run prints one document on stdout (`json_doc::run`), whatever the
+//! outcome, and the lines for people go to stderr.
 
 mod data;
+mod fnv;
 mod forward_twin;
 mod memory;
 mod progress;
+mod summary;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,16 +33,25 @@ use rime_analyzer::{
 };
 use rime_engines::cuda::CudaDevice;
 use rime_engines::{engine_for, Engine, HostBuffer, Plan, VariantPack};
-use rime_graph::{json, shown, Graph, NodeId, TensorId};
+use rime_graph::json::ReadAs;
+use rime_graph::{shown, shown_text, Graph, NodeId, TensorId};
 
+use crate::human::{self, say};
+use crate::json_doc::run::{NodeRunDoc, OutputDoc, RunDoc, RunStatus, FORMAT, VERSION};
+use crate::json_doc::{self, ReadAsDoc};
 use crate::output::OutputFile;
-use data::{Inputs, Summary};
+use crate::read::FormatArgs;
+use data::Inputs;
+use progress::Progress;
+use summary::Summary;
 
 /// Arguments of `rime run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Graph file (JSON, format rime.graph v1).
+    /// Graph file (rime's format or a cuDNN frontend dump; see --format).
     pub file: PathBuf,
+    #[command(flatten)]
+    pub format: FormatArgs,
     /// Target profile: `auto` (this machine), `cpu`, or a device name (`rtx-5090`, `h100`...).
     #[arg(long, default_value = "auto", value_parser = super::target_args::target_names())]
     pub target: String,
@@ -57,6 +71,40 @@ pub struct RunArgs {
     /// beyond the memory available when it starts.
     #[arg(long, value_parser = crate::limits::parse_bytes)]
     pub max_memory: Option<u64>,
+    /// Print a JSON document (schemas/run.v1.schema.json) on stdout instead of the text, which
+    /// goes to stderr: per node engine, route, workspace and time; per output its dims, a
+    /// checksum and the non-finite count.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What a run did, gathered for its JSON document.
+#[derive(Default)]
+struct Record {
+    read_as: Option<ReadAs>,
+    target: Option<String>,
+    errors: Vec<String>,
+    nodes: Vec<NodeRunDoc>,
+    outputs: Vec<OutputDoc>,
+    outputs_file: Option<String>,
+}
+
+impl Record {
+    fn doc(self, args: &RunArgs, status: RunStatus) -> RunDoc {
+        RunDoc {
+            format: FORMAT.to_owned(),
+            version: VERSION,
+            file: shown_text(&args.file.display().to_string()).to_string(),
+            read_as: self.read_as.map(ReadAsDoc::from),
+            status,
+            target: self.target,
+            seed: args.seed,
+            errors: self.errors,
+            nodes: self.nodes,
+            outputs: self.outputs,
+            outputs_file: self.outputs_file,
+        }
+    }
 }
 
 /// The engines this machine can execute: the CPU always, sm120 when a CUDA device is usable.
@@ -120,20 +168,61 @@ fn choose<'a>(node: NodeId, ranked: &'a [Candidate], engines: &Engines) -> Optio
     fallback
 }
 
-/// Runs the command.
+/// Runs the command: exit 0 when every node ran, 1 otherwise. With `--json`, stdout holds the
+/// run's document whatever the outcome (an error is also printed on stderr).
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let text = crate::read::graph_text(&args.file)?;
-    let file = args.file.display().to_string();
-    let graph = json::from_str(&text, &file)?;
-    if let Err(errors) = graph.validate() {
-        println!("FAIL {}", rime_graph::shown_text(&file));
-        let describer = json::Describer::new(&text, &file, &graph);
-        for e in &errors.0 {
-            println!("  {}", describer.describe(e));
-        }
-        return Ok(ExitCode::FAILURE);
+    if !args.json {
+        return run_graph(args, &mut Record::default()).map(exit_code);
     }
-    drop(text);
+    human::to_stderr();
+    let mut record = Record::default();
+    let status = match run_graph(args, &mut record) {
+        Ok(status) => status,
+        Err(e) => {
+            let message = format!("{e:#}");
+            eprintln!("error: {message}");
+            record.errors.push(message);
+            RunStatus::Error
+        }
+    };
+    json_doc::print(&record.doc(args, status))?;
+    Ok(exit_code(status))
+}
+
+fn exit_code(status: RunStatus) -> ExitCode {
+    if status == RunStatus::Ran {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// The run itself: what it did goes to `record` as it happens (and to the human lines).
+fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
+    let read = match crate::read::graph_file(&args.file, &args.format) {
+        Ok(g) => g,
+        Err(e) if args.json => {
+            let message = format!("{e:#}");
+            eprintln!("error: {message}");
+            record.errors.push(message);
+            return Ok(RunStatus::Invalid);
+        }
+        Err(e) => return Err(e),
+    };
+    record.read_as = Some(read.loaded.read_as);
+    let problems = read.problems();
+    let file = read.name;
+    if !problems.is_empty() {
+        say!("FAIL {}", shown_text(&file));
+        for p in &problems {
+            say!("  {p}");
+        }
+        record.errors = problems;
+        return Ok(RunStatus::Invalid);
+    }
+    let graph = read.loaded.graph;
+    // The text is not needed once the graph is valid (it may be large).
+    drop(read.text);
     let mut reads = vec![("the graph", args.file.as_path())];
     reads.extend(args.inputs.as_deref().map(|p| ("the --inputs file", p)));
     let output = args
@@ -143,6 +232,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let engines = Engines::probe(&args.target);
     let target = target(&args.target, &engines)?;
+    record.target = Some(target.name.clone());
     let report = analyze(&graph, &target);
     let options = HeuristicsOptions {
         pin: args.engine.clone(),
@@ -163,24 +253,31 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                     .map(|c| c.config.label())
                     .collect();
                 if !undriveable.is_empty() {
-                    eprintln!(
-                        "error: node '{}': {} supports it, but needs a GPU this machine cannot drive; use --engine cpu_reference or leave --engine out",
+                    let message = format!(
+                        "node '{}': {} supports it, but needs a GPU this machine cannot drive; use --engine cpu_reference or leave --engine out",
                         node_name(&graph, node),
                         undriveable.join(", ")
                     );
+                    eprintln!("error: {message}");
+                    record.errors.push(message);
                 }
-                println!(
-                    "no engine of this build can run node '{}':",
+                let message = format!(
+                    "no engine of this build can run node '{}'",
                     node_name(&graph, node)
                 );
-                print!("{}", render_report(&report));
-                return Ok(ExitCode::FAILURE);
+                say!("{message}:");
+                human::text(render_report(&report));
+                record.errors.push(message);
+                record
+                    .errors
+                    .extend(super::refusals::refusals(&report, None));
+                return Ok(RunStatus::Unsupported);
             }
         }
     }
-    println!(
+    say!(
         "graph:  {} ({} nodes), target {}",
-        rime_graph::shown_text(&file),
+        shown_text(&file),
         order.len(),
         target.name
     );
@@ -201,7 +298,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         let engine = engines
             .get(candidate.config.engine)
             .context("engine vanished")?;
-        let plan = engine.build_plan(&approved)?;
+        // The sm120 engine compiles the plan's kernels with NVRTC (seconds, unless cached).
+        let progress = (candidate.config.engine == EngineKind::Sm120).then(|| {
+            Progress::start(&format!(
+                "compiling the kernels of {} (NVRTC)",
+                shown(&candidate.node_name)
+            ))
+        });
+        let plan = engine.build_plan(&approved);
+        if let Some(p) = progress {
+            p.stop();
+        }
+        let plan = plan?;
         plans.push((*candidate, engine, plan));
     }
     // Every tensor the run will hold, once, and the largest scratch of any one plan.
@@ -223,20 +331,20 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut tensors: BTreeMap<TensorId, HostBuffer> = BTreeMap::new();
     for (candidate, engine, plan) in &plans {
         if let Some(twin) = twins.get(&candidate.node) {
-            twin.run(&graph, &inputs, &mut tensors)?;
+            record.nodes.push(twin.run(&graph, &inputs, &mut tensors)?);
         }
         for &id in &plan.tensors().inputs {
             if let std::collections::btree_map::Entry::Vacant(slot) = tensors.entry(id) {
                 slot.insert(inputs.make(&graph, id)?);
             }
         }
-        execute(
+        record.nodes.push(execute(
             &graph,
             candidate,
             plan.as_ref(),
             &mut tensors,
             engine.as_ref(),
-        )?;
+        )?);
     }
 
     let outputs: Vec<TensorId> = chosen
@@ -248,12 +356,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut non_finite = Vec::new();
     for &id in &outputs {
         let summary = Summary::of(&graph, id, &tensors[&id])?;
-        println!("  {summary}");
+        say!("  {summary}");
         non_finite.extend(summary.non_finite());
+        if args.json {
+            record.outputs.push(summary.doc(&graph, id, &tensors[&id])?);
+        }
     }
     if !non_finite.is_empty() {
         // NaN and inf in the inputs propagate (docs/cpu-engine.md): say where they ended up.
-        println!("non-finite values in: {}", non_finite.join(", "));
+        say!("non-finite values in: {}", non_finite.join(", "));
         let given: Vec<String> = held
             .iter()
             .filter(|&&id| inputs.given(&graph, id))
@@ -264,7 +375,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             })
             .collect();
         if !given.is_empty() {
-            println!("  from non-finite inputs: {}", given.join(", "));
+            say!("  from non-finite inputs: {}", given.join(", "));
         }
     }
     if let Some(output) = output {
@@ -272,9 +383,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         let written: Vec<(TensorId, &HostBuffer)> =
             outputs.iter().map(|&id| (id, &tensors[&id])).collect();
         data::write_safetensors(output, &graph, &written)?;
-        println!("wrote {} tensors to {shown_path}", outputs.len());
+        say!("wrote {} tensors to {shown_path}", outputs.len());
+        record.outputs_file = Some(shown_path);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(RunStatus::Ran)
 }
 
 fn node_name(graph: &Graph, node: NodeId) -> String {
@@ -285,14 +397,14 @@ fn node_name(graph: &Graph, node: NodeId) -> String {
 
 /// Executes one plan over the tensors made so far, in its engine's memory; its outputs join
 /// them. Host buffers move into a CPU plan's variant pack and back (no copies); a device
-/// engine gets copies.
+/// engine gets copies. Says what ran where and how long it took.
 fn execute(
     graph: &Graph,
     candidate: &Candidate,
     plan: &dyn Plan,
     tensors: &mut BTreeMap<TensorId, HostBuffer>,
     engine: &dyn Engine,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<NodeRunDoc> {
     let mut pack = VariantPack::new();
     for &id in &plan.tensors().inputs {
         let host = tensors
@@ -319,7 +431,7 @@ fn execute(
     }
     let mut workspace = engine.workspace(plan.workspace_size())?;
     let started = Instant::now();
-    let progress = progress::Progress::start(&candidate.node_name);
+    let progress = Progress::start(&format!("running {}", shown(&candidate.node_name)));
     let result = plan.execute(&mut pack, &mut workspace);
     progress.stop();
     // Inputs the engine took come back whether or not the plan ran.
@@ -333,24 +445,29 @@ fn execute(
     }
     result?;
     let elapsed = started.elapsed();
-    let route = candidate
-        .config
-        .route
-        .map_or_else(|| "-".to_owned(), |r| r.to_string());
-    println!(
-        "node:   {} ({}) engine {} route {} workspace {} B, {:.3} ms",
+    let op = graph.node(candidate.node).map_or("", |n| n.op.tag());
+    let route = candidate.config.route.map(|r| r.to_string());
+    let workspace = plan.workspace_size();
+    let milliseconds = elapsed.as_secs_f64() * 1e3;
+    say!(
+        "node:   {} ({op}) engine {} route {} workspace {workspace} B, {milliseconds:.3} ms",
         shown(&candidate.node_name),
-        graph.node(candidate.node).map_or("", |n| n.op.tag()),
         candidate.config.engine,
-        route,
-        plan.workspace_size(),
-        elapsed.as_secs_f64() * 1e3
+        route.as_deref().unwrap_or("-"),
     );
     for &id in &plan.tensors().outputs {
         let buffer = pack.take(&id.into()).context("output buffer vanished")?;
         tensors.insert(id, engine.download_owned(buffer)?);
     }
-    Ok(())
+    Ok(NodeRunDoc {
+        name: shown_text(&candidate.node_name).to_string(),
+        op: op.to_owned(),
+        forward_twin: false,
+        engine: candidate.config.engine.to_string(),
+        route,
+        workspace_bytes: u64::try_from(workspace).unwrap_or(u64::MAX),
+        milliseconds,
+    })
 }
 
 fn tensor_name(graph: &Graph, id: TensorId) -> String {

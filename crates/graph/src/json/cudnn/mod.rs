@@ -29,6 +29,7 @@ mod read;
 mod wire;
 mod write;
 
+pub use wire::JsonVersion;
 pub use write::to_string;
 
 use super::error::LoadError;
@@ -42,6 +43,15 @@ use crate::Graph;
 /// does not model), [`LoadError::UnknownTensorName`], [`LoadError::UnknownUid`],
 /// [`LoadError::AmbiguousUid`].
 pub fn from_str(text: &str, source: &str) -> Result<Graph, LoadError> {
+    from_str_with_version(text, source).map(|(graph, _)| graph)
+}
+
+/// [`from_str`], also saying which graph JSON version the dump is.
+///
+/// # Errors
+/// As [`from_str`].
+pub fn from_str_with_version(text: &str, source: &str) -> Result<(Graph, JsonVersion), LoadError> {
     let doc: wire::Document = super::parse(text, source)?;
-    read::convert(&doc, text, source)
+    let graph = read::convert(&doc, text, source)?;
+    Ok((graph, doc.json_version))
 }

@@ -44,9 +44,9 @@ pub(super) struct Document {
     pub(super) tensors: TensorTable,
 }
 
-/// `json_version`.
+/// `json_version`: which of the frontend's two graph JSON versions a dump is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum JsonVersion {
+pub enum JsonVersion {
     /// "1.0".
     V1,
     /// "2.0".
@@ -54,8 +54,8 @@ pub(super) enum JsonVersion {
 }
 
 impl JsonVersion {
-    /// The string the frontend writes.
-    pub(super) const fn name(self) -> &'static str {
+    /// The string the frontend writes: "1.0" or "2.0".
+    pub const fn name(self) -> &'static str {
         match self {
             JsonVersion::V1 => "1.0",
             JsonVersion::V2 => "2.0",
