@@ -761,11 +761,13 @@ impl PyGraph {
             .map_err(|e| graph_error(py, e.to_string(), vec![e.to_string()]))
     }
 
-    /// A graph from a rime JSON file.
+    /// A graph from a JSON file: rime's format or a cuDNN frontend dump, told apart by the
+    /// top-level keys (`format` is rime's, `json_version` the frontend's), as `rime` does;
+    /// files above 256 MiB are refused, as `rime --max-graph-bytes` does by default.
     #[staticmethod]
     fn load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
-        json::load_file(&path)
-            .map(Self::new_graph)
+        json::load_file_any(&path, json::DEFAULT_MAX_FILE_BYTES, None)
+            .map(|loaded| Self::new_graph(loaded.graph))
             .map_err(|e| graph_error(py, e.to_string(), vec![e.to_string()]))
     }
 

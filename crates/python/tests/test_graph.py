@@ -188,6 +188,14 @@ def test_cudnn_frontend_dumps_load():
         g = rime.Graph.from_cudnn_json(f.read(), path)
     codes = {r.code for r in g.check(target="rtx-5090").reasons}
     assert codes, "the dropout graph is rejected by sm120 with reasons"
+    # Graph.load tells a real frontend dump from a rime file by its keys.
+    real = os.path.join(FIXTURES, "cudnn", "real", "bwd_gqa_4_2.build_plans.json")
+    with open(real) as f:
+        text = f.read()
+    with pytest.raises(rime.GraphError):
+        rime.Graph.from_json(text, real)  # not rime's format
+    assert rime.Graph.load(real).to_json() == rime.Graph.from_cudnn_json(text, real).to_json()
+    assert rime.Graph.load(real).check(target="rtx-5090").supports("sm120")
 
 
 def test_validate_lists_every_problem():
