@@ -1,21 +1,11 @@
 //! `rime check`, `rime heuristics` and `rime explain`: output, JSON and exit codes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use rime_analyzer::{analyze, render_report, ReasonCode, Target};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn rime(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rime"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("rime runs")
-}
+mod common;
+use common::{repo, rime};
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

@@ -5,22 +5,12 @@
 //! `tests/cudnn_native_twins.rs`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use rime_analyzer::{analyze, render_report, Target};
 use rime_graph::json;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn rime(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rime"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("rime runs")
-}
+mod common;
+use common::{repo, rime};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -2,22 +2,12 @@
 //! `schemas/` are what `rime schema NAME` prints (a stale file fails here), every document
 //! follows its schema, whatever the outcome, and stdout then holds the document alone.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn rime(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rime"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("rime runs")
-}
+mod common;
+use common::{repo, rime};
 
 /// Every schema `rime schema` prints, each committed as `schemas/NAME.v1.schema.json`.
 const SCHEMAS: [&str; 6] = [
