@@ -1,9 +1,9 @@
 //! The CPU reference engine's support surface.
 //!
-//! It implements everything in the graph model except dropout (Philox probability, custom
-//! mask, RNG_DUMP) and ragged (THD) layouts: forward and backward, bias with any broadcast and
-//! dBias, every mask, padding, ALiBi, GQA/MQA, Dqk != Dv, sink and dSink, any strides, f16 and
-//! bf16 io. It is deterministic by construction (fixed summation order) and declares no device
+//! It implements everything in the graph model except Philox dropout (probability, Seed,
+//! Offset, RNG_DUMP) and ragged (THD) layouts: forward and backward, bias with any broadcast and
+//! dBias, every mask, padding, ALiBi, GQA/MQA, Dqk != Dv, sink and dSink, dropout with a given
+//! floating-point mask, any strides, f16 and bf16 io. It is deterministic by construction (fixed summation order) and declares no device
 //! workspace (its scratch is host memory it allocates itself).
 
 use rime_graph::Port;
@@ -15,16 +15,30 @@ use crate::{EngineKind, ReasonCode, Rejection, WorkspaceLayout};
 /// The CPU reference engine's verdict on one node.
 pub(crate) fn check(ctx: &NodeCtx<'_>) -> ConfigReport {
     let mut rejections = Vec::new();
-    if ctx.has_dropout() {
-        let port = [Port::DropoutMask, Port::RngDump]
-            .into_iter()
-            .find(|&p| ctx.has(p));
-        let subject = port.map_or_else(|| ctx.subject(), |p| ctx.port(p));
+    // Dropout with a given floating-point mask runs; the Philox stream (probability, Seed,
+    // Offset) and its RNG_DUMP do not.
+    if ctx.options().dropout_probability.is_some() {
         rejections.push(Rejection::new(
             ReasonCode::CpuDropout,
-            subject,
-            "the CPU reference engine does not implement dropout",
+            ctx.subject(),
+            "the CPU reference engine does not implement Philox dropout (dropout_probability); \
+             a given Dropout_mask is supported",
         ));
+    } else if ctx.has(Port::RngDump) {
+        rejections.push(Rejection::new(
+            ReasonCode::CpuDropout,
+            ctx.port(Port::RngDump),
+            "the CPU reference engine does not implement RNG_DUMP",
+        ));
+    }
+    if let Some(id) = ctx.node.port(Port::DropoutMask) {
+        if let Some(dt) = ctx.graph.data_type(id).filter(|d| !d.is_float()) {
+            rejections.push(Rejection::new(
+                ReasonCode::CpuDropout,
+                ctx.port(Port::DropoutMask),
+                format!("the CPU reference engine reads a floating-point Dropout_mask, not {dt}"),
+            ));
+        }
     }
     if let Some(port) = ctx.ragged_port() {
         rejections.push(Rejection::new(

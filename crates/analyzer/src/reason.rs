@@ -437,11 +437,15 @@ reason_codes! {
     TargetArchTooOld = "TGT002", Target;
 
     // ---------------------------------------------------------------- cpu reference
-    /// The CPU reference engine does not implement dropout (probability, mask or RNG_DUMP).
+    /// The CPU reference engine does not implement Philox dropout (a probability with Seed and
+    /// Offset), RNG_DUMP, or a dropout mask of a non-floating type.
     ///
-    /// Why: a bit-exact Philox stream matching the GPU engines is out of the reference's scope.
+    /// Why: a bit-exact Philox stream matching the GPU engines is out of the reference's scope,
+    /// and its host buffers hold floating-point and i32 / i64 elements only; a floating-point
+    /// Dropout_mask (with Dropout_scale, and Dropout_scale_inv in a backward) is supported.
     ///
-    /// Fix: remove dropout to check the rest of the graph on the CPU.
+    /// Fix: give the dropout as a floating-point Dropout_mask, or remove dropout to check the
+    /// rest of the graph on the CPU.
     CpuDropout = "CPU001", CpuReference;
     /// The CPU reference engine does not implement ragged (THD) layouts.
     ///

@@ -61,6 +61,7 @@ fn rounded(data: &Data, io: Io) -> Data {
         v: round(&data.v),
         bias: data.bias.as_ref().map(round),
         sink: data.sink.as_ref().map(round_f32),
+        dropout_mask: data.dropout_mask.clone(), // 0 and 1: exact in every io type
         w: round(&data.w),
     }
 }
@@ -117,6 +118,7 @@ fn engine_f32(case: &Case, data: &Data, io: Io) -> Engine32 {
     let t = |h: &Host| Typed::of(h, io);
     let (q, k, v, w) = (t(&data.q), t(&data.k), t(&data.v), t(&data.w));
     let bias = data.bias.as_ref().map(t);
+    let mask = data.dropout_mask.as_ref().map(t);
     let sink: Option<Vec<f32>> = data
         .sink
         .as_ref()
@@ -131,6 +133,9 @@ fn engine_f32(case: &Case, data: &Data, io: Io) -> Engine32 {
         sink: sink.as_ref().map(|x| {
             TensorRef::new("Sink", HostSlice::F32(x), data.sink.as_ref().unwrap().view).unwrap()
         }),
+        dropout_mask: mask
+            .as_ref()
+            .map(|m| tref("Dropout_mask", m, data.dropout_mask.as_ref().unwrap())),
     };
     let mut e = Engine32 {
         o: Out32::like(&Host::zeros("O", [s.b, s.hq, s.sq, s.dv], l)),

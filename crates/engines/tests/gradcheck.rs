@@ -133,5 +133,7 @@ per_option!(
     sink,
     sink_causal_padding,
     strided_bshd_padded,
+    dropout_mask,
+    dropout_broadcast_mask_causal,
     everything,
 );

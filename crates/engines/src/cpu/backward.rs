@@ -7,6 +7,9 @@
 //! dQ = scale dS K     dK += scale dS^T Q     dV += P^T dO     dSink -= exp(Sink - Stats) D
 //! ```
 //!
+//! With dropout (a given mask M, scale r, scale_inv r'; see [`Dropout`](super::problem::Dropout)):
+//! dV += (P M r)^T dO and dS = r P (M dP - r' D), as cuDNN's backward graph computes them.
+//!
 //! Each task walks its query rows in blocks of [`BLOCK_Q`] and their keys in blocks of
 //! [`BLOCK_KV`], with one (BLOCK_Q x BLOCK_KV) tile for P and one for dP/dS. A row whose Stats
 //! is +inf (the forward's mark of a row that attended to nothing) and masked entries have
@@ -24,7 +27,7 @@ use super::exp::exp_shifted;
 use super::gemm::{matmul, Mat};
 use super::problem::{BackwardInputs, BackwardOutputs, HeadOperands, Problem};
 use super::reduce::{Accumulators, HeadGrads};
-use super::tile::{scores, TileAt};
+use super::tile::{drop_out, scores, TileAt};
 use super::{BLOCK_KV, BLOCK_Q};
 use crate::EngineError;
 
@@ -83,6 +86,7 @@ struct Scratch<A> {
     o: Vec<A>,
     d_o: Vec<A>,
     p: Vec<A>,
+    dropped: Vec<A>,
     ds: Vec<A>,
     row: Vec<A>,
     delta: Vec<A>,
@@ -163,10 +167,20 @@ fn backward_head<A: Real>(
             }
             let k_block = &k[block.start * s.dqk..block.end * s.dqk];
             let v_block = &v[block.start * s.dv..block.end * s.dv];
-            // dV[block] += P^T dO
+            let dropout = p.dropout.zip(x.attn.dropout_mask.as_ref());
+            // dV[block] += P^T dO (with dropout: (P M r)^T dO)
+            let p_dv = match dropout {
+                Some((d, dm)) => {
+                    t.dropped.clear();
+                    t.dropped.extend_from_slice(&t.p);
+                    drop_out(&at, dm, A::of_f64(d.scale), &mut t.dropped, &mut t.row);
+                    &t.dropped
+                }
+                None => &t.p,
+            };
             matmul(
                 &mut g.dv[block.start * s.dv..block.end * s.dv],
-                Mat::rows(&t.p, m, n).t(),
+                Mat::rows(p_dv, m, n).t(),
                 Mat::rows(&t.d_o, m, s.dv),
                 A::one(),
                 true,
@@ -181,13 +195,31 @@ fn backward_head<A: Real>(
                 A::one(),
                 false,
             );
-            for ((ds, p), &delta) in
-                t.ds.chunks_exact_mut(n)
-                    .zip(t.p.chunks_exact(n))
-                    .zip(&t.delta)
-            {
-                for (x, &pv) in ds.iter_mut().zip(p) {
-                    *x = pv * (*x - delta);
+            match dropout {
+                // dS = r P (M dP - r' D), M dP by the tile product with factor 1.
+                Some((d, dm)) => {
+                    drop_out(&at, dm, A::one(), &mut t.ds, &mut t.row);
+                    let (r, r_inv) = (A::of_f64(d.scale), A::of_f64(d.scale_inv));
+                    for ((ds, pr), &delta) in
+                        t.ds.chunks_exact_mut(n)
+                            .zip(t.p.chunks_exact(n))
+                            .zip(&t.delta)
+                    {
+                        for (x, &pv) in ds.iter_mut().zip(pr) {
+                            *x = r * pv * (*x - r_inv * delta);
+                        }
+                    }
+                }
+                None => {
+                    for ((ds, pr), &delta) in
+                        t.ds.chunks_exact_mut(n)
+                            .zip(t.p.chunks_exact(n))
+                            .zip(&t.delta)
+                    {
+                        for (x, &pv) in ds.iter_mut().zip(pr) {
+                            *x = pv * (*x - delta);
+                        }
+                    }
                 }
             }
             if want_dbias {

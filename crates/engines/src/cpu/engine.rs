@@ -9,7 +9,7 @@ use rime_graph::{DataType, Graph, NodeId, OpKind, Port, TensorId};
 
 use super::layout::{HostSliceMut, TensorMut, TensorRef, View4};
 use super::problem::{
-    AttentionInputs, BackwardInputs, BackwardOutputs, ForwardOutputs, Problem, SeqLens,
+    AttentionInputs, BackwardInputs, BackwardOutputs, Dropout, ForwardOutputs, Problem, SeqLens,
 };
 use super::{backward, forward, memory};
 use crate::{
@@ -137,10 +137,6 @@ impl CpuPlan {
         self.node
     }
 
-    fn name(&self, id: TensorId) -> &str {
-        self.graph.get(id).map_or("", |t| t.name.as_str())
-    }
-
     /// The view of the tensor bound to `port`, from the checked problem.
     fn view(&self, port: Port) -> Option<(&str, View4)> {
         let t = self.spec.tensor(port)?;
@@ -206,20 +202,55 @@ impl CpuPlan {
         Ok(Some(lens))
     }
 
-    /// The problem with the values only known at execution (scale tensor, sequence lengths).
+    /// The value of the (1, 1, 1, 1) scalar tensor bound to `port`: the graph's by-value
+    /// value, else element 0 of its buffer; `None` when the port is not bound.
+    fn scalar(
+        &self,
+        port: Port,
+        reads: &BTreeMap<TensorId, &dyn Buffer>,
+    ) -> Result<Option<f64>, EngineError> {
+        let (Some(t), Some((name, view))) = (self.spec.tensor(port), self.view(port)) else {
+            return Ok(None);
+        };
+        if let Some(v) = self.graph.get(t.id).and_then(|g| g.pass_by_value) {
+            return Ok(Some(v.as_f64()));
+        }
+        let buffer = *reads.get(&t.id).ok_or_else(|| EngineError::MissingBuffer {
+            tensor: t.name.clone(),
+        })?;
+        let float = match buffer.host() {
+            Some(HostData::Float(x)) => x,
+            _ => return Err(self.wrong_type(port, buffer)),
+        };
+        Ok(Some(
+            TensorRef::new(name, float, view)?.get::<f64>(0, 0, 0, 0),
+        ))
+    }
+
+    /// The problem with the values only known at execution (scale tensors, sequence lengths).
     fn problem_for(&self, reads: &BTreeMap<TensorId, &dyn Buffer>) -> Result<Problem, EngineError> {
         let mut problem = self.problem.clone();
-        if let AttnScale::Tensor(id) = self.spec.scale {
-            let buffer = *reads.get(&id).ok_or_else(|| EngineError::MissingBuffer {
-                tensor: self.name(id).to_owned(),
-            })?;
-            let float = match buffer.host() {
-                Some(HostData::Float(x)) => x,
-                _ => return Err(self.wrong_type(Port::AttnScale, buffer)),
-            };
-            if let Some((name, view)) = self.view(Port::AttnScale) {
-                problem.scale = TensorRef::new(name, float, view)?.get::<f64>(0, 0, 0, 0);
+        if let AttnScale::Tensor(_) = self.spec.scale {
+            if let Some(scale) = self.scalar(Port::AttnScale, reads)? {
+                problem.scale = scale;
             }
+        }
+        if self.spec.tensor(Port::DropoutMask).is_some() {
+            // The analyzer requires Dropout_scale with a mask, and Dropout_scale_inv in a
+            // backward (DRP003); a forward does not read scale_inv.
+            let missing = |port: Port| EngineError::MissingBuffer {
+                tensor: port.to_string(),
+            };
+            let scale = self
+                .scalar(Port::DropoutScale, reads)?
+                .ok_or_else(|| missing(Port::DropoutScale))?;
+            let scale_inv = match self.spec.op {
+                OpKind::SdpaBackward => self
+                    .scalar(Port::DropoutScaleInv, reads)?
+                    .ok_or_else(|| missing(Port::DropoutScaleInv))?,
+                OpKind::SdpaForward => 1.0 / scale,
+            };
+            problem.dropout = Some(Dropout { scale, scale_inv });
         }
         problem.seq_lens = self.seq_lens(reads)?;
         Ok(problem)
@@ -319,7 +350,8 @@ impl Plan for CpuPlan {
             Precision::F32 => 4,
             Precision::F64 => 8,
         };
-        memory::scratch(&self.problem, self.spec.op, dbias, real)
+        let dropout = self.spec.tensor(Port::DropoutMask).is_some();
+        memory::scratch(&self.problem, self.spec.op, dbias, dropout, real)
     }
 
     fn check(&self, pack: &VariantPack) -> Result<Binding, EngineError> {
@@ -358,6 +390,7 @@ impl Plan for CpuPlan {
             v: reads.required(Port::V)?,
             bias: reads.port(Port::Bias)?,
             sink: reads.port(Port::Sink)?,
+            dropout_mask: reads.port(Port::DropoutMask)?,
         };
         let mut out = writes(self, writes_)?;
         let mut output = |port: Port| {

@@ -10,6 +10,9 @@
 //! +inf, so that exp(S - Stats) is 0 in the backward (the FlashAttention convention); with a
 //! sink such a row attends to the sink alone: O = 0, Stats = sink. A NaN among a row's kept
 //! scores makes the row's maximum, O and Stats NaN (PyTorch's math), never a masked row.
+//!
+//! Dropout (a given mask): the sums and Stats are those of the undropped probabilities; each
+//! tile is multiplied by mask x scale before it meets V.
 
 use rayon::prelude::*;
 
@@ -17,7 +20,7 @@ use super::element::Real;
 use super::exp::exp_shifted;
 use super::gemm::{matmul, Mat};
 use super::problem::{AttentionInputs, ForwardOutputs, HeadOperands, Problem};
-use super::tile::{scores, TileAt};
+use super::tile::{drop_out, scores, TileAt};
 use super::{BLOCK_KV, BLOCK_Q};
 use crate::memory::try_filled;
 use crate::EngineError;
@@ -146,6 +149,9 @@ fn forward_head<A: Real>(
                     *o = *o * rescale;
                 }
                 run_max[r] = max;
+            }
+            if let (Some(d), Some(dm)) = (p.dropout, x.dropout_mask.as_ref()) {
+                drop_out(&at, dm, A::of_f64(d.scale), &mut tile, &mut scratch);
             }
             matmul(
                 &mut acc,

@@ -41,9 +41,15 @@ fn mul(factors: &[u64]) -> u64 {
 
 /// The scratch of one execution of `op` on `problem` with arithmetic elements of `real` bytes
 /// (4: the engine's f32; 8: the f64 reference plan); `dbias` is the (batch, head) dims of the
-/// dBias output when the backward writes one. An upper bound (tile vectors may grow to twice
-/// their size once).
-pub fn scratch(problem: &Problem, op: OpKind, dbias: Option<[usize; 2]>, real: u64) -> MemoryNeeds {
+/// dBias output when the backward writes one; `dropout` is true with a dropout mask. An upper
+/// bound (tile vectors may grow to twice their size once).
+pub fn scratch(
+    problem: &Problem,
+    op: OpKind,
+    dbias: Option<[usize; 2]>,
+    dropout: bool,
+    real: u64,
+) -> MemoryNeeds {
     let s = problem.shape;
     let tasks = n(s.b).saturating_mul(n(s.hq));
     let flight = n(heads_in_flight()).min(tasks);
@@ -59,10 +65,12 @@ pub fn scratch(problem: &Problem, op: OpKind, dbias: Option<[usize; 2]>, real: u
         format!("CPU engine: K and V packed for {flight} heads in flight"),
         per_head(&[kv]),
     );
-    // Two tiles, a bias row, operand blocks and row statistics, each possibly doubled once.
+    // Two tiles (three with dropout: the dropped P), a bias or mask row, operand blocks and row
+    // statistics, each possibly doubled once.
+    let tile_count = if dropout { 3 } else { 2 };
     let tiles = 2u64.saturating_mul(
         [
-            mul(&[2, bq, bkv]),
+            mul(&[tile_count, bq, bkv]),
             bkv,
             mul(&[bq, dqk.saturating_add(2u64.saturating_mul(dv))]),
             mul(&[4, bq]),

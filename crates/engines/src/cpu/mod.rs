@@ -27,8 +27,8 @@ pub use engine::{CpuEngine, CpuPlan, Precision};
 pub use forward::forward;
 pub use layout::{HostSlice, HostSliceMut, TensorMut, TensorRef, View4};
 pub use problem::{
-    AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, Problem, ProblemShape,
-    SeqLens,
+    AttentionInputs, BackwardInputs, BackwardOutputs, Band, Dropout, ForwardOutputs, Problem,
+    ProblemShape, SeqLens,
 };
 
 /// Query rows per tile.

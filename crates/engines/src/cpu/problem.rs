@@ -19,6 +19,20 @@ pub struct SeqLens {
     pub kv: Vec<usize>,
 }
 
+/// Dropout with a given mask (cuDNN's `Dropout_mask`, `Dropout_scale`, `Dropout_scale_inv`).
+///
+/// The forward's O is (P * mask * scale) V, its Stats those of P (undropped); the backward
+/// computes what cuDNN's SDPA backward graph does: dV = (P * mask * scale)^T dO and
+/// dS = scale * P * (mask * dO V^T - scale_inv * rowsum(dO * O)), which is the exact gradient
+/// when scale_inv = 1 / scale (what cuDNN derives from a dropout probability).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dropout {
+    /// Factor of the kept probabilities (usually 1 / (1 - p)).
+    pub scale: f64,
+    /// Factor of rowsum(dO * O) in the backward (usually 1 - p).
+    pub scale_inv: f64,
+}
+
 /// One SDPA problem: what to compute, not where the data lives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
@@ -32,6 +46,8 @@ pub struct Problem {
     pub alibi: bool,
     /// Padding mask lengths.
     pub seq_lens: Option<SeqLens>,
+    /// Dropout with a given mask (the mask itself is an input tensor).
+    pub dropout: Option<Dropout>,
 }
 
 /// Inputs shared by forward and backward.
@@ -47,6 +63,8 @@ pub struct AttentionInputs<'a> {
     pub bias: Option<TensorRef<'a>>,
     /// (1, Hq, 1, 1) sink logits.
     pub sink: Option<TensorRef<'a>>,
+    /// Dropout mask, broadcastable to (B, Hq, Sq, Skv), with [`Problem::dropout`].
+    pub dropout_mask: Option<TensorRef<'a>>,
 }
 
 /// Outputs of the forward.
@@ -123,6 +141,7 @@ impl Problem {
             band: Band::default(),
             alibi: false,
             seq_lens: None,
+            dropout: None,
         }
     }
 
@@ -241,6 +260,27 @@ impl Problem {
         }
         if let Some(sink) = &x.sink {
             expect_ref(sink, [1, s.hq, 1, 1])?;
+        }
+        match (&self.dropout, &x.dropout_mask) {
+            (Some(_), Some(mask)) => {
+                // Any dim of the mask may broadcast (it has no gradient to sum).
+                let full = [s.b, s.hq, s.sq, s.skv];
+                let dims = mask.view().dims;
+                if dims.iter().zip(full).any(|(&d, f)| d != 1 && d != f) {
+                    expect_ref(mask, full)?;
+                }
+            }
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(EngineError::MissingBuffer {
+                    tensor: "Dropout_mask".to_owned(),
+                })
+            }
+            (None, Some(mask)) => {
+                return Err(EngineError::MissingBuffer {
+                    tensor: format!("Dropout_scale (Dropout_mask `{}` is given)", mask.name()),
+                })
+            }
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 #![allow(dead_code, clippy::needless_range_loop)] // the naive reference indexes on purpose
 
 use rime_engines::cpu::{
-    AttentionInputs, BackwardInputs, BackwardOutputs, Band, ForwardOutputs, HostSlice,
+    AttentionInputs, BackwardInputs, BackwardOutputs, Band, Dropout, ForwardOutputs, HostSlice,
     HostSliceMut, Problem, ProblemShape, SeqLens, TensorMut, TensorRef, View4,
 };
 
@@ -123,6 +123,8 @@ pub struct Case {
     pub problem: Problem,
     pub bias: Option<[usize; 4]>,
     pub sink: bool,
+    /// Dims of the dropout mask (with `problem.dropout`).
+    pub dropout_mask: Option<[usize; 4]>,
     pub layout: Layout,
 }
 
@@ -143,6 +145,7 @@ impl Case {
             problem: Problem::new(shape),
             bias: None,
             sink: false,
+            dropout_mask: None,
             layout: Layout::Bhsd,
         }
     }
@@ -188,6 +191,16 @@ impl Case {
         self.sink = true;
         self
     }
+    /// Dropout with a mask of `dims` (1 where a dim broadcasts), keep factor 1 / (1 - p) for
+    /// p = 0.2 and the backward's inverse 1 - p.
+    pub fn dropout(mut self, dims: [usize; 4]) -> Case {
+        self.problem.dropout = Some(Dropout {
+            scale: 1.25,
+            scale_inv: 0.8,
+        });
+        self.dropout_mask = Some(dims);
+        self
+    }
     pub fn layout(mut self, layout: Layout) -> Case {
         self.layout = layout;
         self
@@ -206,6 +219,8 @@ pub struct Data {
     pub v: Host,
     pub bias: Option<Host>,
     pub sink: Option<Host>,
+    /// 0 / 1 dropout mask (about 80% ones).
+    pub dropout_mask: Option<Host>,
     pub w: Host,
 }
 
@@ -224,6 +239,15 @@ impl Data {
             sink: case
                 .sink
                 .then(|| Host::random("Sink", [1, s.hq, 1, 1], Layout::Bhsd, rng)),
+            dropout_mask: case.dropout_mask.map(|dims| {
+                Host::zeros("Dropout_mask", dims, Layout::Bhsd).filled(|_| {
+                    if rng.next() < 0.6 {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                })
+            }),
             w: Host::random("dO", [s.b, s.hq, s.sq, s.dv], l, rng),
         }
     }
@@ -234,6 +258,7 @@ impl Data {
             v: self.v.r(),
             bias: self.bias.as_ref().map(Host::r),
             sink: self.sink.as_ref().map(Host::r),
+            dropout_mask: self.dropout_mask.as_ref().map(Host::r),
         }
     }
 }
@@ -394,9 +419,23 @@ pub fn naive(case: &Case, data: &Data) -> Naive {
                 let lse = mx + denom.ln();
                 n.stats[ix(b, h, i, 0, s.hq, sq, 1)] = lse;
                 let prob: Vec<f64> = srow.iter().map(|x| (x - lse).exp()).collect();
+                // Dropout: O and dV see prob * mask * scale; dS = scale prob (mask dP -
+                // scale_inv D), as cuDNN's backward graph has it.
+                let keep: Vec<f64> = (0..skv)
+                    .map(|j| match (&p.dropout, &data.dropout_mask) {
+                        (Some(dr), Some(m)) => {
+                            let md = m.view.dims;
+                            let at = |x: usize, k: usize| if md[k] == 1 { 0 } else { x };
+                            m.at([at(b, 0), at(h, 1), at(i, 2), at(j, 3)]) * dr.scale
+                        }
+                        _ => 1.0,
+                    })
+                    .collect();
+                let (r, r_inv) = p.dropout.map_or((1.0, 1.0), |d| (d.scale, d.scale_inv));
                 for d in 0..s.dv {
-                    n.o[ix(b, h, i, d, s.hq, sq, s.dv)] =
-                        (0..skv).map(|j| prob[j] * data.v.at([b, hv, j, d])).sum();
+                    n.o[ix(b, h, i, d, s.hq, sq, s.dv)] = (0..skv)
+                        .map(|j| prob[j] * keep[j] * data.v.at([b, hv, j, d]))
+                        .sum();
                 }
                 // backward of row i
                 let delta: f64 = (0..s.dv)
@@ -409,9 +448,10 @@ pub fn naive(case: &Case, data: &Data) -> Naive {
                     let dp: f64 = (0..s.dv)
                         .map(|d| data.w.at([b, h, i, d]) * data.v.at([b, hv, j, d]))
                         .sum();
-                    let ds = prob[j] * (dp - delta);
+                    let ds = r * prob[j] * (keep[j] / r * dp - r_inv * delta);
                     for d in 0..s.dv {
-                        n.dv[ix(b, hv, j, d, s.hv, skv, s.dv)] += prob[j] * data.w.at([b, h, i, d]);
+                        n.dv[ix(b, hv, j, d, s.hv, skv, s.dv)] +=
+                            prob[j] * keep[j] * data.w.at([b, h, i, d]);
                     }
                     for d in 0..s.dqk {
                         n.dq[ix(b, h, i, d, s.hq, sq, s.dqk)] +=
@@ -479,6 +519,10 @@ pub fn cases(b: usize, sq: usize, skv: usize, d: usize) -> Vec<Case> {
             .band(None, Some(0), false)
             .padding(&vec![sq; b], &vec![short; b]),
         c("strided_bshd_padded").layout(Layout::BshdPadded(3)),
+        c("dropout_mask").dropout([b, 2, sq, skv]),
+        c("dropout_broadcast_mask_causal")
+            .dropout([1, 2, 1, skv])
+            .band(None, Some(0), true),
         Case::new("everything", b, 4, sq, skv, d)
             .heads(2, 1)
             .dv(d + 2)
@@ -486,6 +530,7 @@ pub fn cases(b: usize, sq: usize, skv: usize, d: usize) -> Vec<Case> {
             .sink()
             .band(Some(4), Some(1), false)
             .padding(&vec![sq - 1; b], &vec![short; b])
+            .dropout([b, 1, sq, skv])
             .layout(Layout::BshdPadded(1)),
     ]
 }

@@ -1,5 +1,5 @@
-//! The forward twin of a backward node: same Q, K, V, bias, masks, sink and scale, writing the
-//! backward's O and Stats, so `rime run` can give a backward consistent O and Stats.
+//! The forward twin of a backward node: same Q, K, V, bias, masks, sink, scale and dropout,
+//! writing the backward's O and Stats, so `rime run` can give a backward consistent O and Stats.
 //!
 //! A twin runs only where it cannot overwrite anything: for a backward node whose O and
 //! Stats are both neither given (`--inputs`) nor produced by a node, and read by no other
@@ -17,7 +17,7 @@ use super::data::Inputs;
 use crate::json_doc::run::NodeRunDoc;
 
 /// Ports the forward shares with the backward.
-const SHARED: [Port; 8] = [
+const SHARED: [Port; 12] = [
     Port::Q,
     Port::K,
     Port::V,
@@ -26,6 +26,11 @@ const SHARED: [Port; 8] = [
     Port::SeqLenQ,
     Port::SeqLenKv,
     Port::Sink,
+    // The backward's dropout is the forward's: its O must be the dropped one.
+    Port::Seed,
+    Port::Offset,
+    Port::DropoutMask,
+    Port::DropoutScale,
 ];
 
 /// Where a backward's O or Stats comes from.
@@ -244,5 +249,31 @@ impl Twin {
             forward_twin: true,
             ..run
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The twin of a backward with dropout applies the same dropout: O must be the dropped
+    /// one, or the backward's rowsum(dO * O) would not match its own P.
+    #[test]
+    fn the_twin_forward_carries_the_backwards_dropout() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/valid/bwd_dropout_mask.json"
+        );
+        let graph = rime_graph::json::load_file(path).expect("fixture");
+        let bwd = graph.node_ids().next().expect("one node");
+        let twin = Twin::prepare(&graph, bwd).expect("twin");
+        let fwd = &twin.graph.nodes()[0];
+        assert_eq!(fwd.op, OpKind::SdpaForward);
+        for port in [Port::DropoutMask, Port::DropoutScale] {
+            let (orig, copy) = (graph.nodes()[0].input(port), fwd.input(port));
+            assert!(orig.is_some() && copy.is_some(), "{port}");
+            let (a, b) = (graph.get(orig.unwrap()), twin.graph.get(copy.unwrap()));
+            assert_eq!(a.map(|t| &t.name), b.map(|t| &t.name), "{port}");
+        }
     }
 }
