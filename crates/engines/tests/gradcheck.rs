@@ -127,6 +127,8 @@ per_option!(
     bias_broadcast_batch,
     bias_broadcast_head,
     bias_broadcast_both,
+    bias_broadcast_rows,
+    bias_broadcast_rows_all_causal,
     gqa,
     mqa,
     dqk_ne_dv,

@@ -47,10 +47,7 @@ pub fn backward<A: Real>(
     let s = problem.shape;
     let slopes = problem.slopes();
     let mut outputs = outputs;
-    let dbias_dims = outputs
-        .dbias
-        .as_ref()
-        .map(|t| [t.view().dims[0], t.view().dims[1]]);
+    let dbias_dims = outputs.dbias.as_ref().map(|t| t.view().dims);
     let mut sums = Accumulators::new(problem, dbias_dims)?;
     // Heads run in parallel a few per thread at a time, which bounds the memory of their
     // partial dK/dV/dBias; they are summed in ascending order whatever the chunk size.

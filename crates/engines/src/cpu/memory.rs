@@ -106,7 +106,10 @@ pub fn scratch(
             );
             let dk = mul(&[n(s.b), n(s.hk), skv, dqk]);
             let dv_sum = mul(&[n(s.b), n(s.hv), skv, dv]);
-            let dbias_sum = dbias.map_or(0, |[bb, bh]| mul(&[n(bb), n(bh), sq, skv]));
+            // One more (Sq x Skv) while a dBias broadcast along a sequence is summed down.
+            let dbias_sum = dbias.map_or(0, |[bb, bh]| {
+                mul(&[n(bb).saturating_mul(n(bh)).saturating_add(1), sq, skv])
+            });
             needs.add(
                 "CPU engine: dK, dV, dBias and dSink sums",
                 mul(&[

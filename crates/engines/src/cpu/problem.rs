@@ -59,7 +59,7 @@ pub struct AttentionInputs<'a> {
     pub k: TensorRef<'a>,
     /// (B, Hv, Skv, Dv).
     pub v: TensorRef<'a>,
-    /// (1|B, 1|Hq, Sq, Skv), added after scaling.
+    /// Broadcastable to (B, Hq, Sq, Skv), added after scaling.
     pub bias: Option<TensorRef<'a>>,
     /// (1, Hq, 1, 1) sink logits.
     pub sink: Option<TensorRef<'a>>,
@@ -124,12 +124,12 @@ fn expect_mut(t: &TensorMut<'_>, want: [usize; 4]) -> Result<(), EngineError> {
     expect(&t.view().dims, t.name(), want)
 }
 
-/// The bias dims a problem accepts: batch and head may broadcast.
+/// The bias dims a problem accepts: any dim may broadcast (size 1), as the graph model allows;
+/// dBias then sums over the broadcast dims.
 fn bias_dims_ok(s: &ProblemShape, dims: &[usize; 4]) -> bool {
-    (dims[0] == 1 || dims[0] == s.b)
-        && (dims[1] == 1 || dims[1] == s.hq)
-        && dims[2] == s.sq
-        && dims[3] == s.skv
+    dims.iter()
+        .zip([s.b, s.hq, s.sq, s.skv])
+        .all(|(&d, full)| d == 1 || d == full)
 }
 
 impl Problem {
@@ -263,11 +263,8 @@ impl Problem {
         }
         match (&self.dropout, &x.dropout_mask) {
             (Some(_), Some(mask)) => {
-                // Any dim of the mask may broadcast (it has no gradient to sum).
-                let full = [s.b, s.hq, s.sq, s.skv];
-                let dims = mask.view().dims;
-                if dims.iter().zip(full).any(|(&d, f)| d != 1 && d != f) {
-                    expect_ref(mask, full)?;
+                if !bias_dims_ok(s, &mask.view().dims) {
+                    expect_ref(mask, [s.b, s.hq, s.sq, s.skv])?;
                 }
             }
             (None, None) => {}

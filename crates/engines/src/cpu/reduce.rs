@@ -1,7 +1,8 @@
 //! Per-head gradients and their reduction into the user's tensors, in a fixed order.
 //!
 //! dK and dV of a kv head are the sums over its group of query heads; a broadcast dBias is the
-//! sum over the batches and/or heads it serves; dSink is the sum over batches. Heads are added
+//! sum over the batches, heads, query rows and/or keys it serves; dSink is the sum over
+//! batches. Heads are added
 //! into f32 sums one at a time in ascending (batch, head) order on the calling thread, so
 //! results do not depend on scheduling or on how many heads ran at once.
 
@@ -49,12 +50,35 @@ pub(crate) struct Accumulators<A> {
     shape: ProblemShape,
     k_group: usize,
     v_group: usize,
-    /// (1 or B, 1 or Hq) of the dBias tensor, when wanted.
-    dbias_dims: Option<[usize; 2]>,
+    /// (1 or B, 1 or Hq, 1 or Sq, 1 or Skv) of the dBias tensor, when wanted.
+    dbias_dims: Option<[usize; 4]>,
     dk: Vec<Option<Vec<A>>>,
     dv: Vec<Option<Vec<A>>>,
     dbias: Vec<Option<Vec<A>>>,
     dsink: Vec<A>,
+}
+
+/// A (sq x skv) dBias sum reduced to (rows x cols) = (1 or sq, 1 or skv): summed over the
+/// query rows and/or keys a bias broadcast along them serves, in ascending order.
+fn seq_sums<A: Real>(
+    sum: &[A],
+    sq: usize,
+    skv: usize,
+    rows: usize,
+    cols: usize,
+) -> Result<std::borrow::Cow<'_, [A]>, EngineError> {
+    if rows == sq && cols == skv {
+        return Ok(std::borrow::Cow::Borrowed(sum));
+    }
+    let mut out = try_filled(rows * cols, A::zero(), "a dBias broadcast along a sequence")?;
+    for i in 0..sq {
+        let r = if rows == 1 { 0 } else { i };
+        for j in 0..skv {
+            let c = if cols == 1 { 0 } else { j };
+            out[r * cols + c] += sum[i * skv + j];
+        }
+    }
+    Ok(std::borrow::Cow::Owned(out))
 }
 
 /// Adds `part` into `slot`, or makes it the slot when the slot is empty.
@@ -66,8 +90,8 @@ fn add_into<A: Real>(slot: &mut Option<Vec<A>>, part: Vec<A>) {
 }
 
 impl<A: Real> Accumulators<A> {
-    /// Empty sums for `p`; `dbias_dims` are the batch and head dims of dBias.
-    pub fn new(p: &Problem, dbias_dims: Option<[usize; 2]>) -> Result<Self, EngineError> {
+    /// Empty sums for `p`; `dbias_dims` are the dims of dBias.
+    pub fn new(p: &Problem, dbias_dims: Option<[usize; 4]>) -> Result<Self, EngineError> {
         let s = p.shape;
         let slots = |n: usize| (0..n).map(|_| None).collect::<Vec<_>>();
         Ok(Accumulators {
@@ -77,7 +101,7 @@ impl<A: Real> Accumulators<A> {
             dbias_dims,
             dk: slots(s.b * s.hk),
             dv: slots(s.b * s.hv),
-            dbias: slots(dbias_dims.map_or(0, |[bb, bh]| bb * bh)),
+            dbias: slots(dbias_dims.map_or(0, |[bb, bh, ..]| bb * bh)),
             dsink: try_filled(s.hq, A::zero(), "the dSink sums")?,
         })
     }
@@ -88,7 +112,7 @@ impl<A: Real> Accumulators<A> {
         let (gk, gv) = (h / self.k_group, h / self.v_group);
         add_into(&mut self.dk[b * s.hk + gk], g.dk);
         add_into(&mut self.dv[b * s.hv + gv], g.dv);
-        if let Some([bb, bh]) = self.dbias_dims {
+        if let Some([bb, bh, ..]) = self.dbias_dims {
             let (tb, th) = (if bb == 1 { 0 } else { b }, if bh == 1 { 0 } else { h });
             add_into(&mut self.dbias[tb * bh + th], g.dbias);
         }
@@ -115,14 +139,14 @@ impl<A: Real> Accumulators<A> {
                 }
             }
         }
-        if let (Some(dbias), Some([bb, bh])) = (out.dbias.as_mut(), self.dbias_dims) {
-            let len = s.sq * s.skv;
+        if let (Some(dbias), Some([bb, bh, rows, cols])) = (out.dbias.as_mut(), self.dbias_dims) {
             for tb in 0..bb {
                 for th in 0..bh {
-                    match &self.dbias[tb * bh + th] {
-                        Some(sum) => dbias.scatter(tb, th, 0..s.sq, s.skv, sum),
-                        None => dbias.scatter(tb, th, 0..s.sq, s.skv, &zeros(len)?),
-                    }
+                    let sum = match &self.dbias[tb * bh + th] {
+                        Some(sum) => seq_sums(sum, s.sq, s.skv, rows, cols)?,
+                        None => std::borrow::Cow::Owned(zeros(rows * cols)?),
+                    };
+                    dbias.scatter(tb, th, 0..rows, cols, &sum);
                 }
             }
         }

@@ -187,6 +187,11 @@ impl Case {
         ]);
         self
     }
+    /// A bias of `dims` (1 where a dim broadcasts, the sequence dims included).
+    pub fn bias_dims(mut self, dims: [usize; 4]) -> Case {
+        self.bias = Some(dims);
+        self
+    }
     pub fn sink(mut self) -> Case {
         self.sink = true;
         self
@@ -464,7 +469,11 @@ pub fn naive(case: &Case, data: &Data) -> Naive {
                             if dims[0] == 1 { 0 } else { b },
                             if dims[1] == 1 { 0 } else { h },
                         );
-                        n.dbias[((bb * dims[1] + bh) * sq + i) * skv + j] += ds;
+                        let (bi, bj) = (
+                            if dims[2] == 1 { 0 } else { i },
+                            if dims[3] == 1 { 0 } else { j },
+                        );
+                        n.dbias[((bb * dims[1] + bh) * dims[2] + bi) * dims[3] + bj] += ds;
                     }
                 }
             }
@@ -510,6 +519,11 @@ pub fn cases(b: usize, sq: usize, skv: usize, d: usize) -> Vec<Case> {
         c("bias_broadcast_batch").bias(false, true),
         c("bias_broadcast_head").bias(true, false),
         c("bias_broadcast_both").bias(false, false),
+        // One bias row for every query row (a per-key bias), per batch and head / for all.
+        c("bias_broadcast_rows").bias_dims([b, 2, 1, skv]),
+        c("bias_broadcast_rows_all_causal")
+            .bias_dims([1, 1, 1, skv])
+            .band(None, Some(0), false),
         Case::new("gqa", b, 4, sq, skv, d).heads(2, 1),
         Case::new("mqa", b, 4, sq, skv, d).heads(1, 1),
         c("dqk_ne_dv").dv(d + 2),
