@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[macro_use]
+mod stdout;
 mod cmd;
 mod human;
 mod json_doc;

@@ -183,3 +183,30 @@ fn check_require_engine_names_the_reasons() {
         serde_json::from_str(&stdout(&json)).expect("stdout is the report");
     assert_eq!(doc["format"], "rime.report");
 }
+
+/// `rime check *.json | head -1`: the reader goes away; rime stops quietly with the status of
+/// a SIGPIPE death (141), no panic, no backtrace.
+#[test]
+fn a_closed_stdout_ends_check_quietly() {
+    use std::process::{Command, Stdio};
+    let mut files: Vec<_> = std::fs::read_dir(repo().join("tests/fixtures/valid"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rime"))
+        .args(["check", "--target", "h200"])
+        .args(&files)
+        .current_dir(repo())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rime runs");
+    // Close the read end before rime writes anything (it first reads and analyses 60 files).
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("rime ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -14,6 +14,8 @@ use rime_engines::cuda::CudaDevice;
 use rime_graph::DataType;
 use serde_json::{json, Value};
 
+use crate::human::say;
+
 /// benches/gpu_suite.json as committed.
 const BUILT_IN_SUITES: &str = include_str!("../../../../benches/gpu_suite.json");
 
@@ -284,7 +286,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         args.warmup,
         args.iters
     );
-    println!("{header}");
+    say!("{header}");
     let mut table = vec![
         header.clone(),
         String::new(),
@@ -295,7 +297,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     for c in &cases {
         let v = bench_case(&dev, &target, c, args);
         let row = table_row(&v);
-        println!("{row}");
+        say!("{row}");
         table.push(row);
         results.push(v);
         // Partial results survive a run cut short.
@@ -306,7 +308,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     }
     std::fs::write(args.out.join("table.md"), table.join("\n") + "\n")?;
     let failed = results.iter().filter(|v| v.get("error").is_some()).count();
-    println!("{} cases, {} failed to run", results.len(), failed);
+    say!("{} cases, {} failed to run", results.len(), failed);
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -51,7 +51,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     for file in &args.files {
         let shown = shown_text(&file.display().to_string()).to_string();
         if several {
-            println!("== {shown}");
+            outln!("== {shown}");
         }
         let report = match args.analysis.report(file, &target) {
             Ok(r) => r,
@@ -63,9 +63,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         };
         if args.analysis.json {
             let doc = report_json::report_doc(&report);
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            outln!("{}", serde_json::to_string_pretty(&doc)?);
         } else {
-            print!("{}", render_report(&report));
+            out!("{}", render_report(&report));
         }
         failed |= report.supported_engines().is_empty();
         if let Some(engine) = required.filter(|&e| !report.supports(e)) {

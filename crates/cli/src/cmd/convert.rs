@@ -43,9 +43,9 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let read = read::graph_file(&args.file, &args.format)?;
     let problems = read.problems();
     if !problems.is_empty() {
-        println!("FAIL {} (not converted)", shown_text(&read.name));
+        outln!("FAIL {} (not converted)", shown_text(&read.name));
         for p in &problems {
-            println!("  {p}");
+            outln!("  {p}");
         }
         return Ok(ExitCode::FAILURE);
     }
@@ -59,7 +59,7 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     };
     let shown = output.shown().to_owned();
     output.write(|w| w.write_all(text.as_bytes()))?;
-    println!(
+    outln!(
         "wrote {shown} as {written_as} ({} nodes, {} tensors)",
         graph.nodes().len(),
         graph.tensors().len()

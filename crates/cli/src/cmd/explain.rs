@@ -15,7 +15,7 @@ pub struct ExplainArgs {
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     let Some(code) = &args.code else {
         for c in ReasonCode::ALL {
-            println!("{}  {}", c.code(), c.summary());
+            outln!("{}  {}", c.code(), c.summary());
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -23,10 +23,10 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
         eprintln!("unknown reason code `{code}`; `rime explain` lists them all");
         return Ok(ExitCode::from(2));
     };
-    println!("{} ({})", c.code(), c.area().title());
-    println!("{}", c.summary());
-    println!();
-    println!("Why: {}", c.why());
-    println!("Fix: {}", c.fix());
+    outln!("{} ({})", c.code(), c.area().title());
+    outln!("{}", c.summary());
+    outln!();
+    outln!("Why: {}", c.why());
+    outln!("Fix: {}", c.fix());
     Ok(ExitCode::SUCCESS)
 }

@@ -42,9 +42,9 @@ pub fn run(args: &HeuristicsArgs) -> anyhow::Result<ExitCode> {
     let candidates = heuristics(&report, &options);
     if args.analysis.json {
         let doc = report_json::ranking_doc(&report, mode, &candidates);
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", render_candidates(&report, &candidates));
+        out!("{}", render_candidates(&report, &candidates));
     }
     let every_node = report
         .nodes

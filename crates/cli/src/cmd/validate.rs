@@ -36,12 +36,12 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         for doc in &docs {
             match (doc.nodes, doc.tensors) {
                 (Some(n), Some(t)) if doc.ok => {
-                    println!("ok  {} ({n} nodes, {t} tensors)", doc.file)
+                    outln!("ok  {} ({n} nodes, {t} tensors)", doc.file)
                 }
                 _ => {
-                    println!("FAIL {}", doc.file);
+                    outln!("FAIL {}", doc.file);
                     for p in &doc.errors {
-                        println!("  {p}");
+                        outln!("  {p}");
                     }
                 }
             }

@@ -88,6 +88,6 @@ pub const SCHEMAS: [Schema; 6] = [
 /// # Errors
 /// When it cannot be serialized (a map with non-string keys; none of the documents has one).
 pub fn print(doc: &impl Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(doc)?);
+    outln!("{}", serde_json::to_string_pretty(doc)?);
     Ok(())
 }
