@@ -192,31 +192,22 @@ fn backward_head<A: Real>(
                 A::one(),
                 false,
             );
-            match dropout {
-                // dS = r P (M dP - r' D), M dP by the tile product with factor 1.
+            // dS = r P (M dP - r' D); without dropout r = r' = 1 and M = 1 (exact: the
+            // products by 1 round to themselves).
+            let (r, r_inv) = match dropout {
                 Some((d, dm)) => {
                     drop_out(&at, dm, A::one(), &mut t.ds, &mut t.row);
-                    let (r, r_inv) = (A::of_f64(d.scale), A::of_f64(d.scale_inv));
-                    for ((ds, pr), &delta) in
-                        t.ds.chunks_exact_mut(n)
-                            .zip(t.p.chunks_exact(n))
-                            .zip(&t.delta)
-                    {
-                        for (x, &pv) in ds.iter_mut().zip(pr) {
-                            *x = r * pv * (*x - r_inv * delta);
-                        }
-                    }
+                    (A::of_f64(d.scale), A::of_f64(d.scale_inv))
                 }
-                None => {
-                    for ((ds, pr), &delta) in
-                        t.ds.chunks_exact_mut(n)
-                            .zip(t.p.chunks_exact(n))
-                            .zip(&t.delta)
-                    {
-                        for (x, &pv) in ds.iter_mut().zip(pr) {
-                            *x = pv * (*x - delta);
-                        }
-                    }
+                None => (A::one(), A::one()),
+            };
+            for ((ds, pr), &delta) in
+                t.ds.chunks_exact_mut(n)
+                    .zip(t.p.chunks_exact(n))
+                    .zip(&t.delta)
+            {
+                for (x, &pv) in ds.iter_mut().zip(pr) {
+                    *x = r * pv * (*x - r_inv * delta);
                 }
             }
             if want_dbias {
