@@ -75,6 +75,19 @@ pub struct HeuristicsOptions {
     pub pin: Option<String>,
 }
 
+impl HeuristicsOptions {
+    /// The first `pin` or `deselect` selector that is not in [`known_selectors`]: it would
+    /// silently keep nothing (a pin) or drop nothing (a deselection), so callers refuse it.
+    pub fn unknown_selector(&self) -> Option<&str> {
+        let known = known_selectors();
+        self.pin
+            .iter()
+            .chain(&self.deselect)
+            .map(String::as_str)
+            .find(|s| !known.iter().any(|k| k == s.trim()))
+    }
+}
+
 /// One ranked, supported configuration of one node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -220,4 +233,31 @@ fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, de
         parts.push(p);
     }
     parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_selectors_are_named() {
+        let options = |pin: Option<&str>, deselect: &[&str]| HeuristicsOptions {
+            pin: pin.map(str::to_owned),
+            deselect: deselect.iter().map(|s| (*s).to_owned()).collect(),
+            ..HeuristicsOptions::default()
+        };
+        assert_eq!(options(None, &[]).unknown_selector(), None);
+        assert_eq!(
+            options(Some("sm120/relay"), &["cpu_reference", " sm120/atomic"]).unknown_selector(),
+            None
+        );
+        assert_eq!(
+            options(Some("sm120/atomc"), &[]).unknown_selector(),
+            Some("sm120/atomc")
+        );
+        assert_eq!(
+            options(None, &["sm120", "cudnn"]).unknown_selector(),
+            Some("cudnn")
+        );
+    }
 }

@@ -538,6 +538,7 @@ impl PyGraph {
             deselect,
             pin,
         };
+        known(&options)?;
         Ok(heuristics(&report, &options)
             .into_iter()
             .map(|candidate| Candidate { candidate })
@@ -587,6 +588,7 @@ impl PyGraph {
             }
             options.pin = Some(p);
         }
+        known(&options)?;
         let report: SupportReport = analyze(&self.graph, &t);
         let approved = report.approve_best(&options).map_err(|e| {
             let rs = reasons(&report, Some(engine));
@@ -980,4 +982,16 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Report>()?;
     m.add_class::<Candidate>()?;
     Ok(())
+}
+
+/// ValueError for a `pin` or `deselect` that names no configuration: it would keep nothing or
+/// drop nothing without a word.
+fn known(options: &HeuristicsOptions) -> PyResult<()> {
+    match options.unknown_selector() {
+        Some(s) => Err(PyValueError::new_err(format!(
+            "unknown engine or route {s:?} in pin / deselect; known: {}",
+            rime_analyzer::known_selectors().join(", ")
+        ))),
+        None => Ok(()),
+    }
 }

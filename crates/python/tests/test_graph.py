@@ -80,6 +80,17 @@ def test_heuristics_rank_sm120_routes_on_a_gpu_profile_without_a_gpu():
     assert fewest[0].workspace_bytes == min(c.workspace_bytes for c in ranked if c.engine == "sm120")
 
 
+def test_unknown_pins_and_deselections_are_errors():
+    g, _ = backward_graph()
+    with pytest.raises(ValueError, match='unknown engine or route "sm120/atomc"'):
+        g.heuristics(target="rtx-5090", pin="sm120/atomc")
+    with pytest.raises(ValueError, match='unknown engine or route "cudnn"'):
+        g.heuristics(target="rtx-5090", deselect=["cudnn"])
+    with pytest.raises(ValueError, match='unknown engine or route "cpu_referencex"'):
+        g.build_plans(target="cpu", pin="cpu_referencex")
+    assert g.heuristics(target="rtx-5090", deselect=["sm120/atomic"])
+
+
 def test_build_plans_refuses_profiles_and_foreign_pins():
     g, _ = backward_graph()
     with pytest.raises(ValueError, match="profile"):
