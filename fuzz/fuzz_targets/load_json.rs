@@ -1,4 +1,5 @@
-//! Arbitrary bytes through the JSON loaders (rime's format and cuDNN's), then validation,
+//! Arbitrary bytes through the JSON loaders (rime's format, cuDNN's, and the format detection
+//! every command uses), then validation,
 //! analysis on every target, heuristics, approval and rendering: nothing may panic, and a
 //! graph that loads saves to text that loads back equal (canonical save is a fixed point).
 
@@ -16,6 +17,21 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     if let Ok(graph) = json::cudnn::from_str(&text, "fuzz.cudnn.json") {
         exercise::exercise(&graph);
+    }
+    // The path every command takes: format detection, then the reader it picks (or a forced
+    // format); errors render with their place, and a detected graph validates with a describer.
+    for forced in [None, Some(json::Format::Rime), Some(json::Format::Cudnn)] {
+        match json::from_str_any(&text, "fuzz.any.json", forced) {
+            Ok(loaded) => {
+                if let Err(errors) = loaded.graph.validate() {
+                    let describer = loaded.describer(&text, "fuzz.any.json");
+                    for e in &errors.0 {
+                        let _ = describer.describe(e);
+                    }
+                }
+            }
+            Err(e) => assert!(e.to_string().starts_with("fuzz.any.json"), "{e}"),
+        }
     }
     let graph = match json::from_str(&text, "fuzz.json") {
         Ok(graph) => graph,
