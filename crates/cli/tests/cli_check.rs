@@ -5,7 +5,7 @@ use std::process::Output;
 use rime_analyzer::{analyze, render_report, ReasonCode, Target};
 
 mod common;
-use common::{repo, rime};
+use common::{fixtures, repo, rime};
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -189,12 +189,7 @@ fn check_require_engine_names_the_reasons() {
 #[test]
 fn a_closed_stdout_ends_check_quietly() {
     use std::process::{Command, Stdio};
-    let mut files: Vec<_> = std::fs::read_dir(repo().join("tests/fixtures/valid"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
+    let files = fixtures("valid");
     let mut child = Command::new(env!("CARGO_BIN_EXE_rime"))
         .args(["check", "--target", "h200"])
         .args(&files)

@@ -1,22 +1,11 @@
 //! `rime validate` accepts every valid fixture and rejects every invalid one (exit 1, naming
 //! the file); `rime schema` prints the committed schema.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn fixtures(kind: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/fixtures").join(kind))
-        .expect("fixture directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-}
+mod common;
+use common::{fixtures, repo};
 
 fn rime(args: &[&str], files: &[PathBuf]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rime"))

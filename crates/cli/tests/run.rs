@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+mod common;
+
 fn example() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/backward_gqa_causal.json")
 }
@@ -92,13 +94,7 @@ fn refuses_inputs_of_the_wrong_shape_and_unknown_targets() {
 
 #[test]
 fn runs_every_valid_fixture_the_cpu_engine_supports() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/valid");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let files = common::fixtures("valid");
     let (mut ran, mut refused) = (0, 0);
     for file in &files {
         let (code, stdout, stderr) = rime(&["run", file.to_str().unwrap(), "--target", "cpu"]);
