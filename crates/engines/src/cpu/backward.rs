@@ -107,6 +107,7 @@ fn backward_head<A: Real>(
         v,
     } = p.head_operands::<A>(&x.attn, slopes, b, h)?;
     let mut g = HeadGrads::zeros(&s, want_dbias)?;
+    let dropout = p.dropout.zip(x.attn.dropout_mask.as_ref());
     let mut t = Scratch::default();
     for i0 in (0..mask.q_len).step_by(BLOCK_Q) {
         let rows = i0..(i0 + BLOCK_Q).min(mask.q_len);
@@ -164,7 +165,6 @@ fn backward_head<A: Real>(
             }
             let k_block = &k[block.start * s.dqk..block.end * s.dqk];
             let v_block = &v[block.start * s.dv..block.end * s.dv];
-            let dropout = p.dropout.zip(x.attn.dropout_mask.as_ref());
             // dV[block] += P^T dO (with dropout: (P M r)^T dO)
             let p_dv = match dropout {
                 Some((d, dm)) => {

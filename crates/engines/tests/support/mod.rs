@@ -428,11 +428,7 @@ pub fn naive(case: &Case, data: &Data) -> Naive {
                 // scale_inv D), as cuDNN's backward graph has it.
                 let keep: Vec<f64> = (0..skv)
                     .map(|j| match (&p.dropout, &data.dropout_mask) {
-                        (Some(dr), Some(m)) => {
-                            let md = m.view.dims;
-                            let at = |x: usize, k: usize| if md[k] == 1 { 0 } else { x };
-                            m.at([at(b, 0), at(h, 1), at(i, 2), at(j, 3)]) * dr.scale
-                        }
+                        (Some(dr), Some(m)) => m.at([b, h, i, j]) * dr.scale,
                         _ => 1.0,
                     })
                     .collect();
