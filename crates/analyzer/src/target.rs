@@ -77,9 +77,11 @@ struct Profile {
     bandwidth_gbs: f64,
 }
 
-/// The named profiles. Rates: gpu.md and attention-backward-anchors.md section 3.2 (mma.sync
-/// f16 in / f32 accumulate; the RTX 5090 runs that at half rate; Hopper's mma.sync measured
-/// ~650 TFLOP/s, below its wgmma peak).
+/// The named profiles. Rates are dense mma.sync with f16 / bf16 in and f32 accumulate: the
+/// RTX 5090 runs that at half its 419 TFLOP/s f16-accumulate rate (about 209.5 at its 2.41 GHz
+/// boost), the RTX PRO 6000 at full rate; Hopper's mma.sync is measured at about 650 TFLOP/s,
+/// below its wgmma peak; the A100's is its 312 TFLOP/s data-sheet rate. Bandwidths are the
+/// data sheets' DRAM rates.
 const PROFILES: &[Profile] = &[
     Profile {
         name: "rtx-5090",
