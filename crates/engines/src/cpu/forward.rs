@@ -91,6 +91,7 @@ fn forward_head<A: Real>(
         k,
         v,
     } = p.head_operands::<A>(x, slopes, b, h)?;
+    let dropout = p.dropout.zip(x.dropout_mask.as_ref());
     let mut out = HeadOutputs {
         o: try_filled(s.sq * s.dv, A::zero(), "the forward's O of one head")?,
         stats: try_filled(s.sq, A::infinity(), "the forward's Stats of one head")?,
@@ -150,7 +151,7 @@ fn forward_head<A: Real>(
                 }
                 run_max[r] = max;
             }
-            if let (Some(d), Some(dm)) = (p.dropout, x.dropout_mask.as_ref()) {
+            if let Some((d, dm)) = dropout {
                 drop_out(&at, dm, A::of_f64(d.scale), &mut tile, &mut scratch);
             }
             matmul(
