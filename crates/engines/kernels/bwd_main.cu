@@ -1,6 +1,7 @@
-// bwd_main.cu: main kernel of the SDPA backward (FlashAttention-2 "seqk parallel" shape).
-// For its KV tile, with P = exp(scale * Q K^T + Bias - Stats) recomputed from the forward's
-// Stats and delta from bwd_preprocess:
+// bwd_main.cu: main kernel of the SDPA backward (FlashAttention-2 "seqk parallel" shape: each
+// block owns one KV tile and walks the query tiles). For its KV tile, with
+// P = exp(scale * Q K^T + Bias - Stats) recomputed from the forward's Stats and delta from
+// bwd_preprocess:
 //   dV = sum over query heads of the group of P^T dO          (registers, stored at the end)
 //   dK = scale * sum over the group of dS^T Q                 (registers, stored at the end)
 //   dS = P * (dO V^T - delta)
@@ -16,74 +17,71 @@
 //
 // Grid (ceil(Skv / BLOCK_KV), Hk, B); requires Hk == Hv. Each block loads its K and V tile once,
 // then walks the query heads of its group and, for each, the query tiles of BLOCK_Q rows that
-// the mask band leaves (tile skipping). WARPS warps, each owning 16 KV rows
-// (BLOCK_KV = 16 * WARPS). All products are mma.sync m16n8k16 with f32 accumulate, fed by
-// ldmatrix (transposed loads give P^T / dS^T / Q^T / dO^T views without a transpose pass);
-// tiles arrive through cp.async with rows past the sequence zero-filled and masked.
+// the mask band leaves (tile skipping). One step (one Q tile) is five products, each split over
+// the WARPS warps by its own warp grid (WM_* warps along the product's rows, WARPS / WM_* along
+// its columns), so that every warp owns a 2-D tile of every product and reuses each operand
+// fragment it loads across the other dimension:
+//   1  S  = Q K^T    and  dP = dO V^T   (BLOCK_Q x BLOCK_KV, grid WM_SDP); P and dS are formed
+//      in registers (softmax VJP) and go to shared memory as io-dtype [q][kv] tiles.
+//   2  dV += P^T dO  and  dK += dS^T Q  (BLOCK_KV x D, grid WM_DKV): the accumulators of the
+//      whole pass stay in registers, split over the warps.
+//   3  dQ  = dS K                       (BLOCK_Q x DQK, grid WM_DQ), reduced into the f32 dQ
+//      accumulator (atomic / relay) or dS stored instead (two_kernel).
+// All products are mma.sync m16n8k16 with f32 accumulate, fed by ldmatrix (transposed loads
+// give the P^T / dS^T / dO / Q / K views without a transpose pass). With K_REGS (V_REGS) the
+// warp's K (V) fragments for product 1 are loaded from shared memory once per block and kept in
+// registers, so product 1 streams only Q and dO.
 //
-// Latency: a warp has few peers (one 8-warp block per SM at 255 registers), so each product
-// keeps several independent accumulator chains in flight: S^T and dP^T share one k loop (both
-// read only K / V and Q / dO), and the dQ k loop alternates two accumulators (DQ_SPLIT) where
-// the registers allow. ldmatrix addresses are a per-lane base plus compile-time offsets.
+// Pipelining: STAGES Q buffers (1 or 2) and one dO / Stats / delta buffer. With two, the next
+// step's Q is copied (cp.async) into the other buffer as soon as the step starts; the next dO
+// once every warp is past dV, so that copy overlaps dK, dQ and the reductions (with one Q
+// buffer, the next Q follows once every warp is past dK). Three barriers per step (four with
+// one Q buffer).
+// Bias values are fetched into registers before product 1 so that its latency hides theirs.
+// dQ partial sums leave as 16-byte vector reductions (sm_90+; neighbouring lanes swap halves of
+// their fragments first), broadcast-dBias partial sums as 8-byte ones from the dS fragments.
 //
-// Pipelining, STAGES Q / dO / Stats / delta buffers:
-//   2  the next step's tiles are copied (cp.async) into the other buffer as soon as the step
-//      starts; two barriers per step.
-//   1  (where a second buffer does not fit, as d128 in 101,376 B) the next dO / Stats / delta
-//      are copied in place once every warp is past dV, and the next Q once dK is done, so the
-//      copies overlap the dK / dQ / dBias work; three barriers per step.
-// Bias values are fetched into registers before the S product so that its latency hides theirs.
-// dQ partial sums leave as 16-byte vector reductions (sm_90+; neighbouring lanes swap halves
-// of their fragments first), dBias partial sums (broadcast bias) straight from the dS fragments.
-//
-// Shared memory (dynamic, 16-bit elements, rows padded by 8 elements) plus f32 rows:
-//   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), STAGES x (Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8)),
-//   dS^T BLOCK_KV x (BLOCK_Q+8), Stats and delta: STAGES x 2 x BLOCK_Q x 4 bytes.
-//   e.g. DQK = DV = 128, 32 x 128, 1 stage: 97,536 B; DQK = DV = 64, 64 x 128, 2 stages:
-//   93,184 B; DQK 192 / DV 128, 16 x 64, 2 stages: 67,840 B (cap 101,376 B).
+// Shared memory (dynamic, 16-bit elements, rows padded by 8 elements: conflict-free ldmatrix)
+// plus f32 rows:
+//   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), P and dS BLOCK_Q x (BLOCK_KV+8) each (with
+//   V_REGS they reuse V's space: V is read only into the registers), STAGES x Q BLOCK_Q x
+//   (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta 2 x BLOCK_Q x 4 bytes. The table's entries
+//   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 64 x 64, V_REGS:
+//   88,576 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
+//   all with two Q buffers (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
 // the actual p.hd_qk columns.
 //
-// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, IS_BF16, HAS_BIAS,
-// HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, SMEM_BYTES.
+// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, WM_SDP, WM_DKV, WM_DQ,
+// K_REGS, V_REGS, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
 #define LD_V (HEAD_DIM_V + 8)
-#define LD_S (BLOCK_Q + 8)
+#define LD_S (BLOCK_KV + 8)
+// V's region; with V_REGS it also holds P and dS (V is read only into registers).
+#define V_REGION (V_REGS && 2 * BLOCK_Q * LD_S > BLOCK_KV * LD_V ? 2 * BLOCK_Q * LD_S : BLOCK_KV * LD_V)
 #define BWD_SMEM                                                                          \
-    (2 * (BLOCK_KV * LD_QK + BLOCK_KV * LD_V +                                             \
-          STAGES * (BLOCK_Q * LD_QK + BLOCK_Q * LD_V) + BLOCK_KV * LD_S) +                 \
-     8 * STAGES * BLOCK_Q)
+    (2 * (BLOCK_KV * LD_QK + V_REGION + (V_REGS ? 0 : 2 * BLOCK_Q * LD_S) +               \
+          STAGES * BLOCK_Q * LD_QK + BLOCK_Q * LD_V) +                                     \
+     8 * BLOCK_Q)
 
-// dQ is computed in units of 16 query rows x DQ_UNIT columns per warp: 64 columns when that
-// still gives every warp a unit, else 32; always 32 for the widest head dim, where a narrow
-// transient accumulator next to dK / dV avoids spills. DQ_SPLIT accumulators take the k steps
-// in turn (independent mma chains), one for the widest head dim (registers).
-#define DQ_UNITS_OF_64 ((BLOCK_Q / 16) * (HEAD_DIM_QK / 64))
-#define DQ_UNIT (HEAD_DIM_QK > 128 || DQ_UNITS_OF_64 < WARPS ? 32 : 64)
-#define DQ_SPLIT (HEAD_DIM_QK > 128 ? 1 : 2)
+// Warp tiles of the three products (rows x columns per warp).
+#define SDP_M (BLOCK_Q / WM_SDP)                     // S / dP: query rows
+#define SDP_N (BLOCK_KV / (WARPS / WM_SDP))          // S / dP: KV columns
+#define DKV_M (BLOCK_KV / WM_DKV)                    // dK / dV: KV rows
+#define DK_N (HEAD_DIM_QK / (WARPS / WM_DKV))        // dK: head-dim columns
+#define DV_N (HEAD_DIM_V / (WARPS / WM_DKV))         // dV: head-dim columns
+#define DQ_M (BLOCK_Q / WM_DQ)                       // dQ: query rows
+#define DQ_N (HEAD_DIM_QK / (WARPS / WM_DQ))         // dQ: head-dim columns
 
-// Unrolled k loops let ptxas issue the next ldmatrix ahead of the mma chain. The S / dP loop is
-// unrolled fully except on the relay route with ALiBi (rolled) or a broadcast dBias (by 2),
-// which would spill; the dQ loop next to the live dK / dV by 2 (full unrolling measured 1-2%
-// slower without a bias on the H200). The fitness test holds every sm_120 specialization to
-// zero spills.
-#if DQ_ROUTE == 1 && HAS_ALIBI
-#define K_UNROLL _Pragma("unroll 1")
-#elif DQ_ROUTE == 1 && DBIAS_MODE == 2
-#define K_UNROLL _Pragma("unroll 2")
-#else
-#define K_UNROLL _Pragma("unroll")
-#endif
-#define DQ_UNROLL _Pragma("unroll 2")
-
-static_assert(BLOCK_KV == 16 * WARPS, "one warp per 16 KV rows (two rows per pass of the block)");
-static_assert(BLOCK_Q % 16 == 0 && HEAD_DIM_QK % DQ_UNIT == 0 && HEAD_DIM_V % 16 == 0,
-              "tile shapes");
-static_assert((BLOCK_KV / 16) % DQ_SPLIT == 0, "dQ k steps split evenly");
-static_assert(STAGES == 1 || STAGES == 2, "one or two Q / dO buffers");
+static_assert(WARPS % WM_SDP == 0 && WARPS % WM_DKV == 0 && WARPS % WM_DQ == 0, "warp grids");
+static_assert(SDP_M % 16 == 0 && SDP_N % 16 == 0, "S / dP warp tile: 16 x 16 blocks");
+static_assert(DKV_M % 16 == 0 && DK_N % 16 == 0 && DV_N % 16 == 0, "dK / dV warp tile");
+static_assert(DQ_M % 16 == 0 && DQ_N % 16 == 0, "dQ warp tile");
+static_assert(BLOCK_Q % 16 == 0 && BLOCK_KV % 16 == 0, "tile shapes");
+static_assert(STAGES == 1 || STAGES == 2, "one or two Q buffers");
 static_assert(BWD_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the engine's table");
 static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
 static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
@@ -138,7 +136,7 @@ __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b
                                                       tid);
 }
 
-// Copies what the P and dS steps of query tile q0 of head h read besides K, V and Q: dO rows,
+// Copies what the dP and dV products of query tile q0 of head h read besides V: dO rows,
 // Stats and delta (cp.async; rows past Sq zero-filled, and masked by rime_keep).
 __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
                                              const AttnParams& p, int b, int h, int q0, int tid) {
@@ -154,28 +152,23 @@ __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDel
     }
 }
 
-// Stores the dS tile, transposed back from sdS^T to [q][kv], at dst (row stride `stride`
-// elements): rows at or past `rows` and columns at or past `cols` are skipped. Each thread packs
-// 8 consecutive KV columns of one query row into one 16-byte store, two neighbouring lanes
-// filling a 32-byte sector (where dst and the stride keep rows 16-byte aligned; else element
-// stores); the shared-memory reads see at most 2-way bank conflicts.
+// Stores the shared [q][kv] dS tile at dst (row stride `stride` elements): rows at or past
+// `rows` and columns at or past `cols` are skipped. Each thread copies 8 consecutive KV columns
+// of one query row as one 16-byte store (where dst and the stride keep rows 16-byte aligned;
+// else element stores), consecutive threads covering a row.
 __device__ __forceinline__ void store_ds_tile(io_t* dst, i64 stride, int rows, int cols,
                                               const io_t* sdS, int tid) {
-    constexpr int kChunks = BLOCK_Q * BLOCK_KV / 8;
+    constexpr int kPerRow = BLOCK_KV / 8;
+    constexpr int kChunks = BLOCK_Q * kPerRow;
     constexpr int kThreads = WARPS * 32;
     const bool vec = ((u64)dst & 15) == 0 && (stride & 7) == 0;
 #pragma unroll 1
-    for (int k = 0; k < (kChunks + kThreads - 1) / kThreads; ++k) {
-        const int c = tid + k * kThreads;
-        if (kChunks % kThreads != 0 && c >= kChunks) break;
-        const int ql = (c >> 1) % BLOCK_Q;
-        const int j0 = (((c >> 1) / BLOCK_Q) * 2 + (c & 1)) * 8;
+    for (int c = tid; c < kChunks; c += kThreads) {
+        const int ql = c / kPerRow;
+        const int j0 = (c - ql * kPerRow) * 8;
         if (ql >= rows || j0 >= cols) continue;
         u32 w[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-            w[e] = (u32)sdS[(j0 + 2 * e) * LD_S + ql] |
-                   ((u32)sdS[(j0 + 2 * e + 1) * LD_S + ql] << 16);
+        ld_shared_v4(sdS + ql * LD_S + j0, w);
         io_t* d = dst + (i64)ql * stride + j0;
         if (vec && j0 + 8 <= cols) {
             st_global_v4(d, w[0], w[1], w[2], w[3]);
@@ -187,42 +180,168 @@ __device__ __forceinline__ void store_ds_tile(io_t* dst, i64 stride, int rows, i
     }
 }
 
-// Step kk (16 columns) of this warp's 16-row strip times BLOCK_Q rows, both operands from
-// [row][k] tiles in shared memory with rows LD elements apart: A at the lane's address a_lane,
-// B at b_lane (the S^T = K Q^T and dP^T = V dO^T products).
-template <int LD>
-__device__ __forceinline__ void strip_k16(float (*acc)[4], u32 a_lane, u32 b_lane, int kk) {
-    u32 a[4];
-    ldsm_x4(a, a_lane + tile_off(LD, 0, kk * 16));
-    mma_k16<BLOCK_Q / 16, false>(acc, a, b_lane + tile_off(LD, 0, kk * 16), tile_off(LD, 16, 0));
+// Rows the band skips still get dBias = 0 (and, for dq_gemm.cu, which reads every column of
+// this tile, dS = 0) in KV tile n0's columns: rows [0, r0) and [r1, Sq), where the walked Q
+// tiles [m_begin, m_end) cover [r0, r1).
+__device__ __forceinline__ void zero_skipped_rows(const AttnParams& p, int b, int kvh, int n0,
+                                                  int m_begin, int m_end, int tid) {
+#if DBIAS_MODE == 1 || DQ_ROUTE == 2
+    const int group = p.hq / p.hk;
+    for (int hh = 0; hh < group; ++hh) {
+        const int h = kvh * group + hh;
+#if DBIAS_MODE == 1
+        io_t* gdB = (io_t*)p.dbias.ptr + b * p.dbias.sb + h * p.dbias.sh;
+#endif
+#if DQ_ROUTE == 2
+        io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
+#endif
+        const int r0 = m_begin * BLOCK_Q < p.sq ? m_begin * BLOCK_Q : p.sq;
+        const int r1 = m_end <= m_begin ? r0 : (m_end * BLOCK_Q < p.sq ? m_end * BLOCK_Q : p.sq);
+        // WARPS * 32 / BLOCK_KV rows per pass, so no index grows past Sq.
+        const int jl = tid % BLOCK_KV;
+        for (int row = tid / BLOCK_KV; row < r0 + p.sq - r1; row += WARPS * 32 / BLOCK_KV) {
+            const int i = row < r0 ? row : row - r0 + r1;
+#if DBIAS_MODE == 1
+            if (n0 + jl < p.skv) gdB[(i64)i * p.dbias.ss + n0 + jl] = 0;
+#endif
+#if DQ_ROUTE == 2
+            gdS[(i64)i * ds_pitch(p.skv) + jl] = 0;
+#endif
+        }
+    }
+#endif
 }
 
-// P^T in place of S^T: exp2(S * scale * log2 e + Bias * log2 e + ALiBi - Stats * log2 e), 0
-// where (i, j) is masked. Tiles wholly inside the sequences and the band skip the mask test
-// (MASKED false), a uniform branch per step instead of a select per element.
+// acc[MI][NJ][4] += A B over K16 steps of 16, a warp's (16 MI) x (8 NJ) tile, both operands in
+// shared memory at the lane's ldmatrix addresses (see addr_a / addr_b in common.cuh): A rows-
+// major [m][k] with rows LDA elements apart (A_T: stored [k][m]), B stored [n][k] (B_T: [k][n]).
+// Each A fragment serves NJ mma, each pair of B fragments MI x 2.
+template <int MI, int NJ, int K16, bool A_T, bool B_T, int LDA, int LDB>
+__device__ __forceinline__ void warp_gemm(float (*acc)[NJ][4], u32 a_lane, u32 b_lane) {
+#pragma unroll
+    for (int kk = 0; kk < K16; ++kk) {
+        u32 a[MI][4];
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+            if (A_T) ldsm_x4_t(a[mi], a_lane + tile_off(LDA, kk * 16, mi * 16));
+            else ldsm_x4(a[mi], a_lane + tile_off(LDA, mi * 16, kk * 16));
+        }
+#pragma unroll
+        for (int np = 0; np < NJ / 2; ++np) {
+            u32 bf[4];
+            if (B_T) ldsm_x4_t(bf, b_lane + tile_off(LDB, kk * 16, np * 16));
+            else ldsm_x4(bf, b_lane + tile_off(LDB, np * 16, kk * 16));
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {
+                mma_16816(acc[mi][2 * np], a[mi], bf[0], bf[1]);
+                mma_16816(acc[mi][2 * np + 1], a[mi], bf[2], bf[3]);
+            }
+        }
+    }
+}
+
+#define SDP_MI (SDP_M / 16)
+#define SDP_NJ (SDP_N / 8)
+
+// The warp's B fragments of product 1 for K16 k steps of a [n][k] tile (K or V, rows LD
+// elements apart) at the lane's address b_lane: kept in registers for the whole block.
+template <int K16, int LD>
+__device__ __forceinline__ void load_b_frags(u32 (*f)[SDP_N / 16][4], u32 b_lane) {
+#pragma unroll
+    for (int kk = 0; kk < K16; ++kk) {
+#pragma unroll
+        for (int np = 0; np < SDP_N / 16; ++np)
+            ldsm_x4(f[kk][np], b_lane + tile_off(LD, np * 16, kk * 16));
+    }
+}
+
+// Step kk (16 columns of the head dim) of product 1 (S = Q K^T or dP = dO V^T): A from the
+// [q][d] tile at a_lane, B from the fragments in registers (B_REGS) or the [kv][d] tile at b_lane.
+template <bool B_REGS, int LD>
+__device__ __forceinline__ void s_k16(float (*acc)[SDP_NJ][4], u32 a_lane, u32 b_lane, int kk,
+                                      const u32 (*f)[SDP_N / 16][4]) {
+    if (!B_REGS) {
+        warp_gemm<SDP_MI, SDP_NJ, 1, false, false, LD, LD>(acc, a_lane + tile_off(LD, 0, kk * 16),
+                                                           b_lane + tile_off(LD, 0, kk * 16));
+        return;
+    }
+    u32 a[SDP_MI][4];
+#pragma unroll
+    for (int mi = 0; mi < SDP_MI; ++mi) ldsm_x4(a[mi], a_lane + tile_off(LD, mi * 16, kk * 16));
+#pragma unroll
+    for (int np = 0; np < SDP_NJ / 2; ++np) {
+#pragma unroll
+        for (int mi = 0; mi < SDP_MI; ++mi) {
+            mma_16816(acc[mi][2 * np], a[mi], f[kk][np][0], f[kk][np][1]);
+            mma_16816(acc[mi][2 * np + 1], a[mi], f[kk][np][2], f[kk][np][3]);
+        }
+    }
+}
+
+template <int MI, int NJ>
+__device__ __forceinline__ void zero_acc(float (*acc)[NJ][4]) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int nj = 0; nj < NJ; ++nj) acc[mi][nj][0] = acc[mi][nj][1] = acc[mi][nj][2] = acc[mi][nj][3] = 0.f;
+    }
+}
+
+// The softmax VJP on the warp's S / dP fragments: S becomes P = exp2(S * scale * log2 e + Bias
+// * log2 e + ALiBi - Stats * log2 e), 0 where (i, j) is masked, and dP becomes dS = P (dP -
+// delta). Tiles wholly inside the sequences and the band skip the mask test (MASKED false), a
+// uniform branch per step instead of a select per element. Fragment element e of block (mi, nj)
+// is query row i = i0 + 16 mi + g + 8 (e >> 1), KV column j = j0 + 8 nj + 2 t + (e & 1).
 template <bool MASKED>
-__device__ __forceinline__ void p_from_s(float (*s)[4], const float* sLse, const u32 (*bias2)[2],
-                                         const AttnParams& p, const SeqLens& L, int q0,
-                                         int kv_row0, int t, float scale_log2, float alibi_log2) {
+__device__ __forceinline__ void softmax_vjp(float (*s)[SDP_NJ][4], float (*dp)[SDP_NJ][4],
+                                            const float* sLse, const float* sDelta,
+                                            const u32 (*bias2)[SDP_NJ][2], const AttnParams& p,
+                                            const SeqLens& L, int i0, int il0, int j0, int g,
+                                            int t, float scale_log2, float alibi_log2) {
 #pragma unroll
-    for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+    for (int mi = 0; mi < SDP_MI; ++mi) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int j = kv_row0 + (e >> 1) * 8;
-            const int ql = nt * 8 + 2 * t + (e & 1);
-            const int i = q0 + ql;
-            float v = s[nt][e] * scale_log2 - sLse[ql] * RIME_LOG2E;
+        for (int r = 0; r < 2; ++r) {
+            const int il = il0 + mi * 16 + g + 8 * r;  // row within the Q tile
+            const int i = i0 + mi * 16 + g + 8 * r;
+            const float lse_log2 = sLse[il] * RIME_LOG2E;
+            const float delta = sDelta[il];
+#pragma unroll
+            for (int nj = 0; nj < SDP_NJ; ++nj) {
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+                    const int e = 2 * r + c;
+                    const int j = j0 + nj * 8 + 2 * t + c;
+                    float v = s[mi][nj][e] * scale_log2 - lse_log2;
 #if HAS_BIAS
-            v += io_to_f32((io_t)(bias2[nt][e >> 1] >> (16 * (e & 1)))) * RIME_LOG2E;
+                    v += io_to_f32((io_t)(bias2[mi][nj][r] >> (16 * c))) * RIME_LOG2E;
 #endif
 #if HAS_ALIBI
-            v += alibi_log2 * (float)(j - i);
+                    v += alibi_log2 * (float)(j - i);
 #endif
-            v = rime_exp2(v);
-            if (MASKED && !rime_keep(i, j, L.q, L.kv, L.shift, p.has_right, p.right_bound,
-                                     p.has_left, p.left_bound))
-                v = 0.f;
-            s[nt][e] = v;
+                    v = rime_exp2(v);
+                    if (MASKED && !rime_keep(i, j, L.q, L.kv, L.shift, p.has_right,
+                                             p.right_bound, p.has_left, p.left_bound))
+                        v = 0.f;
+                    s[mi][nj][e] = v;
+                    dp[mi][nj][e] = v * (dp[mi][nj][e] - delta);
+                }
+            }
+        }
+    }
+}
+
+// Writes the warp's fragments of a BLOCK_Q x BLOCK_KV product, packed to the io dtype, into the
+// shared [q][kv] tile at (il0, jl0) (4-byte stores, conflict-free with LD_S's padding).
+__device__ __forceinline__ void store_frag_tile(io_t* sT, const float (*c)[SDP_NJ][4], int il0,
+                                                int jl0, int g, int t) {
+#pragma unroll
+    for (int mi = 0; mi < SDP_MI; ++mi) {
+#pragma unroll
+        for (int nj = 0; nj < SDP_NJ; ++nj) {
+            io_t* d = sT + (il0 + mi * 16 + g) * LD_S + jl0 + nj * 8 + 2 * t;
+            *(u32*)d = pack_io2(c[mi][nj][0], c[mi][nj][1]);
+            *(u32*)(d + 8 * LD_S) = pack_io2(c[mi][nj][2], c[mi][nj][3]);
         }
     }
 }
@@ -232,13 +351,13 @@ rime_bwd_main(const AttnParams p) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     io_t* sK = (io_t*)smem_raw;
     io_t* sV = sK + BLOCK_KV * LD_QK;
-    io_t* sQ = sV + BLOCK_KV * LD_V;           // STAGES buffers of BLOCK_Q x LD_QK
-    io_t* sdO = sQ + STAGES * BLOCK_Q * LD_QK;  // STAGES buffers of BLOCK_Q x LD_V
-    io_t* sdS = sdO + STAGES * BLOCK_Q * LD_V;
-    float* sLse = (float*)(sdS + BLOCK_KV * LD_S);  // STAGES rows of BLOCK_Q
-    float* sDelta = sLse + STAGES * BLOCK_Q;
+    io_t* sP = V_REGS ? sV : sV + BLOCK_KV * LD_V;   // BLOCK_Q x LD_S
+    io_t* sdS = sP + BLOCK_Q * LD_S;                 // BLOCK_Q x LD_S
+    io_t* sQ = sV + V_REGION + (V_REGS ? 0 : 2 * BLOCK_Q * LD_S);  // STAGES x BLOCK_Q x LD_QK
+    io_t* sdO = sQ + STAGES * BLOCK_Q * LD_QK;        // BLOCK_Q x LD_V
+    float* sLse = (float*)(sdO + BLOCK_Q * LD_V);     // BLOCK_Q
+    float* sDelta = sLse + BLOCK_Q;
     constexpr int kQBuf = BLOCK_Q * LD_QK;  // elements per buffer
-    constexpr int kDoBuf = BLOCK_Q * LD_V;
 
     const int tid = threadIdx.x;
     const int lane = tid & 31;
@@ -249,14 +368,15 @@ rime_bwd_main(const AttnParams p) {
     const int b = blockIdx.z;
 #if DQ_ROUTE == 1
     // Relay: a block takes its KV tile from its KV head's ticket (after the turn counters in the
-    // relay region, zeroed by the preprocess kernel), not from blockIdx.x: tickets go to the blocks of a KV head in the order they start
-    // running, ticket t is the t-th KV tile from the last, and a block waits only for larger KV
-    // tiles of its KV head, whose tickets came before its own: blocks already running (CUDA does
-    // not promise to start blocks in blockIdx order, so waiting on a block by its index could
-    // wait on one that never starts). The last KV tile reaches the fewest Q tiles under a causal
-    // mask, and on each Q tile the KV tiles take turns last-first: along the diagonal each block
-    // starts at once and trails its neighbour by one step. The ticket is broadcast through the
-    // dS^T tile, which nothing uses before the main loop's first barrier.
+    // relay region, zeroed by the preprocess kernel), not from blockIdx.x: tickets go to the
+    // blocks of a KV head in the order they start running, ticket t is the t-th KV tile from
+    // the last, and a block waits only for larger KV tiles of its KV head, whose tickets came
+    // before its own: blocks already running (CUDA does not promise to start blocks in blockIdx
+    // order, so waiting on a block by its index could wait on one that never starts). The last
+    // KV tile reaches the fewest Q tiles under a causal mask, and on each Q tile the KV tiles
+    // take turns last-first: along the diagonal each block starts at once and trails its
+    // neighbour by one step. The ticket is broadcast through the dS tile, which nothing uses
+    // before the main loop's first barrier.
     if (tid == 0) {
         unsigned int* tickets = (unsigned int*)p.relay +
                                 (i64)p.batch * p.hq * ((p.sq + BLOCK_Q - 1) / BLOCK_Q);
@@ -264,6 +384,7 @@ rime_bwd_main(const AttnParams p) {
     }
     __syncthreads();
     const int kv_tile = (int)gridDim.x - 1 - *(volatile int*)sdS;
+    __syncthreads();  // every thread has its ticket before the V copy (or P) reuses the word
 #else
     const int kv_tile = blockIdx.x;
 #endif
@@ -278,33 +399,7 @@ rime_bwd_main(const AttnParams p) {
     const int tiles = m_end - m_begin;
     const int steps = group * tiles;
 
-#if DBIAS_MODE == 1 || DQ_ROUTE == 2
-    // Rows the band skips still get dBias = 0 (and, for dq_gemm.cu, which reads every column
-    // of this tile, dS = 0) in this tile's columns.
-    for (int hh = 0; hh < group; ++hh) {
-        const int h = kvh * group + hh;
-#if DBIAS_MODE == 1
-        io_t* gdB = (io_t*)p.dbias.ptr + b * p.dbias.sb + h * p.dbias.sh;
-#endif
-#if DQ_ROUTE == 2
-        io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
-#endif
-        // Rows [0, r0) and [r1, Sq): the walked Q tiles cover [r0, r1).
-        const int r0 = m_begin * BLOCK_Q < p.sq ? m_begin * BLOCK_Q : p.sq;
-        const int r1 = m_end <= m_begin ? r0 : (m_end * BLOCK_Q < p.sq ? m_end * BLOCK_Q : p.sq);
-        // Two rows per pass (2 * BLOCK_KV threads), so no index grows past Sq.
-        const int jl = tid % BLOCK_KV;
-        for (int row = tid / BLOCK_KV; row < r0 + p.sq - r1; row += WARPS * 32 / BLOCK_KV) {
-            const int i = row < r0 ? row : row - r0 + r1;
-#if DBIAS_MODE == 1
-            if (n0 + jl < p.skv) gdB[(i64)i * p.dbias.ss + n0 + jl] = 0;
-#endif
-#if DQ_ROUTE == 2
-            gdS[(i64)i * ds_pitch(p.skv) + jl] = 0;
-#endif
-        }
-    }
-#endif
+    zero_skipped_rows(p, b, kvh, n0, m_begin, m_end, tid);
 
     load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, true>(
         sK, LD_QK, (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh + n0 * p.k.ss, p.k.ss,
@@ -317,26 +412,47 @@ rime_bwd_main(const AttnParams p) {
         load_do_tile(sdO, sLse, sDelta, p, b, kvh * group, m_begin * BLOCK_Q, tid);
     }
 
+    // This warp's place in each product's warp grid.
+    const int s_il0 = (warp % WM_SDP) * SDP_M;   // S / dP: first query row (in the Q tile)
+    const int s_jl0 = (warp / WM_SDP) * SDP_N;   // S / dP: first KV column (in the KV tile)
+    const int k_jl0 = (warp % WM_DKV) * DKV_M;   // dK / dV: first KV row
+    const int k_dk0 = (warp / WM_DKV) * DK_N;    // dK: first head-dim column
+    const int k_dv0 = (warp / WM_DKV) * DV_N;    // dV: first head-dim column
+    const int q_il0 = (warp % WM_DQ) * DQ_M;     // dQ: first query row
+    const int q_d0 = (warp / WM_DQ) * DQ_N;      // dQ: first head-dim column
+
     // This lane's ldmatrix addresses (buffer 0; block (row, col) adds tile_off(ld, row, col)).
-    const u32 a_k = addr_a(smem_addr(sK), LD_QK, warp * 16, 0, lane);    // S^T: K rows
-    const u32 a_v = addr_a(smem_addr(sV), LD_V, warp * 16, 0, lane);     // dP^T: V rows
-    const u32 b_q = addr_b(smem_addr(sQ), LD_QK, 0, 0, lane);            // S^T: Q^T
-    const u32 b_do = addr_b(smem_addr(sdO), LD_V, 0, 0, lane);           // dP^T: dO^T
-    const u32 bt_do = addr_b_t(smem_addr(sdO), LD_V, 0, 0, lane);        // dV: dO
-    const u32 bt_q = addr_b_t(smem_addr(sQ), LD_QK, 0, 0, lane);         // dK: Q
+    const u32 a_q = addr_a(smem_addr(sQ), LD_QK, s_il0, 0, lane);       // S: Q rows
+    const u32 a_do = addr_a(smem_addr(sdO), LD_V, s_il0, 0, lane);      // dP: dO rows
+    const u32 at_p = addr_a_t(smem_addr(sP), LD_S, k_jl0, 0, lane);     // dV: P^T
+    const u32 at_ds = addr_a_t(smem_addr(sdS), LD_S, k_jl0, 0, lane);   // dK: dS^T
+    const u32 bt_do = addr_b_t(smem_addr(sdO), LD_V, k_dv0, 0, lane);   // dV: dO
+    const u32 bt_q = addr_b_t(smem_addr(sQ), LD_QK, k_dk0, 0, lane);    // dK: Q
 #if DQ_ROUTE != 2
-    const u32 at_ds = addr_a_t(smem_addr(sdS), LD_S, 0, 0, lane);        // dQ: dS
-    const u32 bt_k = addr_b_t(smem_addr(sK), LD_QK, 0, 0, lane);         // dQ: K
+    const u32 a_ds = addr_a(smem_addr(sdS), LD_S, q_il0, 0, lane);      // dQ: dS
+    const u32 bt_k = addr_b_t(smem_addr(sK), LD_QK, q_d0, 0, lane);     // dQ: K
 #endif
+    const u32 b_k = addr_b(smem_addr(sK), LD_QK, s_jl0, 0, lane);       // S: K^T
+    const u32 b_v = addr_b(smem_addr(sV), LD_V, s_jl0, 0, lane);        // dP: V^T
 
-    float dk[HEAD_DIM_QK / 8][4];
-    float dv[HEAD_DIM_V / 8][4];
-#pragma unroll
-    for (int i = 0; i < HEAD_DIM_QK / 8; ++i) dk[i][0] = dk[i][1] = dk[i][2] = dk[i][3] = 0.f;
-#pragma unroll
-    for (int i = 0; i < HEAD_DIM_V / 8; ++i) dv[i][0] = dv[i][1] = dv[i][2] = dv[i][3] = 0.f;
+    float dk[DKV_M / 16][DK_N / 8][4];
+    float dv[DKV_M / 16][DV_N / 8][4];
+    zero_acc<DKV_M / 16, DK_N / 8>(dk);
+    zero_acc<DKV_M / 16, DV_N / 8>(dv);
 
-    const int kv_row0 = n0 + warp * 16 + g;  // this thread's KV rows: kv_row0, kv_row0 + 8
+    // The warp's K and V fragments of product 1, for every k step (loaded once: K and V stay).
+    u32 kf[K_REGS ? HEAD_DIM_QK / 16 : 1][SDP_N / 16][4];
+    u32 vf[V_REGS ? HEAD_DIM_V / 16 : 1][SDP_N / 16][4];
+#if K_REGS || V_REGS
+    cp_async_wait_all();
+    __syncthreads();  // K and V have landed
+#if K_REGS
+    load_b_frags<HEAD_DIM_QK / 16, LD_QK>(kf, b_k);
+#endif
+#if V_REGS
+    load_b_frags<HEAD_DIM_V / 16, LD_V>(vf, b_v);
+#endif
+#endif
 
     for (int step = 0; step < steps; ++step) {
         const int hh = step / tiles;
@@ -348,53 +464,51 @@ rime_bwd_main(const AttnParams p) {
         const int next_hh = (step + 1) / tiles;
         const int next_h = kvh * group + next_hh;
         const int next_q0 = (m_begin + (step + 1 - next_hh * tiles)) * BLOCK_Q;
-        // This step's buffer and its byte offsets from buffer 0.
+        // This step's Q buffer and its byte offset from buffer 0.
         const int cur = STAGES == 2 ? (step & 1) : 0;
         const int q_off = cur * 2 * kQBuf;
-        const int do_off = cur * 2 * kDoBuf;
-        const float* lse = sLse + cur * BLOCK_Q;
-        const float* delta = sDelta + cur * BLOCK_Q;
+        const int do_off = 0;
+        const float* lse = sLse;
+        const float* delta = sDelta;
 #if HAS_ALIBI
         const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
 #else
         const float alibi_log2 = 0.f;
 #endif
-        float* gdQ = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * p.hd_qk;
-#if HAS_BIAS
-        const io_t* gB = (const io_t*)p.bias.ptr + b * p.bias.sb + h * p.bias.sh;
-#endif
-#if DBIAS_MODE == 1
-        io_t* gdB = (io_t*)p.dbias.ptr + b * p.dbias.sb + h * p.dbias.sh;
-#elif DBIAS_MODE == 2
-        float* gdBa = (float*)p.dbias_accum +
-                      ((i64)(p.bias_b == 1 ? 0 : b) * p.bias_h + (p.bias_h == 1 ? 0 : h)) *
-                          p.sq * p.skv;
-#endif
-#if DQ_ROUTE == 2
-        io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
-#elif DQ_ROUTE == 1
-        unsigned int* gRelay =
-            (unsigned int*)p.relay + ((i64)b * p.hq + h) * ((p.sq + BLOCK_Q - 1) / BLOCK_Q);
+        const int i0 = q0 + s_il0;  // this warp's first query row and KV column of S / dP
+        const int j0 = n0 + s_jl0;
+#if DQ_ROUTE == 1
+        const unsigned int turn = relay_turn(p, L, kv_tile, m);  // (here: fewer live registers)
 #endif
 
 #if HAS_BIAS
-        // This thread's bias values, (row i, row i + 1) packed per KV row, fetched before the
-        // S product so that its latency covers theirs. Out-of-range elements read as 0 (masked).
-        u32 bias2[BLOCK_Q / 8][2];
+        // This thread's bias values, (j, j + 1) packed per fragment row, fetched before product
+        // 1 so that its latency covers theirs. Out-of-range elements read as 0 (masked).
+        const io_t* gB = (const io_t*)p.bias.ptr + b * p.bias.sb + h * p.bias.sh;
+        const bool bias_pairs = ((u64)gB & 3) == 0 && (p.bias.ss & 1) == 0;
+        u32 bias2[SDP_MI][SDP_NJ][2];
 #pragma unroll
-        for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+        for (int mi = 0; mi < SDP_MI; ++mi) {
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
-                const int i = q0 + nt * 8 + 2 * t;
-                const int j = kv_row0 + r * 8;
-                const io_t* src = gB + (i64)i * p.bias.ss + j;
-                const u32 lo = (i < p.sq && j < p.skv) ? src[0] : 0;
-                const u32 hi = (i + 1 < p.sq && j < p.skv) ? src[p.bias.ss] : 0;
-                bias2[nt][r] = lo | (hi << 16);
+                const int i = i0 + mi * 16 + g + 8 * r;
+#pragma unroll
+                for (int nj = 0; nj < SDP_NJ; ++nj) {
+                    const int j = j0 + nj * 8 + 2 * t;
+                    const io_t* src = gB + (i64)i * p.bias.ss + j;
+                    u32 v = 0;
+                    if (i < p.sq && j + 1 < p.skv && bias_pairs) {
+                        v = *(const u32*)src;
+                    } else if (i < p.sq) {
+                        if (j < p.skv) v = src[0];
+                        if (j + 1 < p.skv) v |= (u32)src[1] << 16;
+                    }
+                    bias2[mi][nj][r] = v;
+                }
             }
         }
 #else
-        const u32 (*bias2)[2] = nullptr;
+        const u32 (*bias2)[SDP_NJ][2] = nullptr;
 #endif
         // Every (i, j) of the tile inside the sequences and the band: no per-element mask.
         // A walked tile has q0 < q, so q0 + shift + bound stays within 32 bits (attn.cuh).
@@ -403,156 +517,132 @@ rime_bwd_main(const AttnParams p) {
         if (p.has_left) interior = interior && n0 > q0 + BLOCK_Q - 1 + L.shift - p.left_bound;
 
         cp_async_wait_all();
-        __syncthreads();  // this step's Q / dO / Stats / delta have landed; sdS is free
+        __syncthreads();  // this step's Q / dO / Stats / delta have landed; sP / sdS are free
 #if STAGES == 2
-        // Every warp has finished the previous step: its buffer takes the next step's tiles.
-        if (has_next) {
-            const int nxt = cur ^ 1;
-            load_q_tile(sQ + nxt * kQBuf, p, b, next_h, next_q0, tid);
-            load_do_tile(sdO + nxt * kDoBuf, sLse + nxt * BLOCK_Q, sDelta + nxt * BLOCK_Q, p, b,
-                         next_h, next_q0, tid);
-        }
+        // Every warp has finished the previous step: its Q buffer takes the next step's Q.
+        if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, next_h, next_q0, tid);
 #endif
 
-        // S^T = K Q^T and dP^T = V dO^T for this warp's 16 KV rows x BLOCK_Q query columns,
-        // in one k loop over the common head dim (two independent chains), then the rest.
-        float s[BLOCK_Q / 8][4];
-        float dpt[BLOCK_Q / 8][4];
-#pragma unroll
-        for (int i = 0; i < BLOCK_Q / 8; ++i) {
-            s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
-            dpt[i][0] = dpt[i][1] = dpt[i][2] = dpt[i][3] = 0.f;
-        }
+        // Product 1: S = Q K^T and dP = dO V^T, in one k loop over the common head dim (two
+        // independent mma chains), then the rest of the wider one.
+        float s[SDP_MI][SDP_NJ][4];
+        float dp[SDP_MI][SDP_NJ][4];
+        zero_acc<SDP_MI, SDP_NJ>(s);
+        zero_acc<SDP_MI, SDP_NJ>(dp);
         constexpr int kJoint = (HEAD_DIM_QK < HEAD_DIM_V ? HEAD_DIM_QK : HEAD_DIM_V) / 16;
-        K_UNROLL
+#pragma unroll
         for (int kk = 0; kk < kJoint; ++kk) {
-            strip_k16<LD_QK>(s, a_k, b_q + q_off, kk);
-            strip_k16<LD_V>(dpt, a_v, b_do + do_off, kk);
+            s_k16<K_REGS, LD_QK>(s, a_q + q_off, b_k, kk, kf);
+            s_k16<V_REGS, LD_V>(dp, a_do + do_off, b_v, kk, vf);
         }
 #pragma unroll
         for (int kk = kJoint; kk < HEAD_DIM_QK / 16; ++kk)
-            strip_k16<LD_QK>(s, a_k, b_q + q_off, kk);
+            s_k16<K_REGS, LD_QK>(s, a_q + q_off, b_k, kk, kf);
 #pragma unroll
         for (int kk = kJoint; kk < HEAD_DIM_V / 16; ++kk)
-            strip_k16<LD_V>(dpt, a_v, b_do + do_off, kk);
+            s_k16<V_REGS, LD_V>(dp, a_do + do_off, b_v, kk, vf);
         if (interior)
-            p_from_s<false>(s, lse, bias2, p, L, q0, kv_row0, t, scale_log2, alibi_log2);
+            softmax_vjp<false>(s, dp, lse, delta, bias2, p, L, i0, s_il0, j0, g, t, scale_log2,
+                               alibi_log2);
         else
-            p_from_s<true>(s, lse, bias2, p, L, q0, kv_row0, t, scale_log2, alibi_log2);
-
-        // P^T packed for dV, then dS^T = P^T * (dP^T - delta) in place of P^T.
-        u32 pa[BLOCK_Q / 16][4];
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_Q / 16; ++kk) pack_a_frag(pa[kk], s[2 * kk], s[2 * kk + 1]);
-#pragma unroll
-        for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) s[nt][e] *= dpt[nt][e] - delta[nt * 8 + 2 * t + (e & 1)];
-        }
-        // dV += P^T dO.
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_Q / 16; ++kk)
-            mma_k16<HEAD_DIM_V / 16, true>(dv, pa[kk], bt_do + do_off + tile_off(LD_V, kk * 16, 0),
-                                           tile_off(LD_V, 0, 16));
-#if STAGES == 1
-        __syncthreads();  // every warp is past its reads of sdO, Stats and delta
-        if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, next_h, next_q0, tid);
-#endif
+            softmax_vjp<true>(s, dp, lse, delta, bias2, p, L, i0, s_il0, j0, g, t, scale_log2,
+                              alibi_log2);
+        store_frag_tile(sP, s, s_il0, s_jl0, g, t);
+        store_frag_tile(sdS, dp, s_il0, s_jl0, g, t);
 #if DBIAS_MODE == 2
-        // Broadcast dBias: f32 partial sums straight from the fragments (zeros, i.e. masked
-        // elements, skipped); a warp's adds cover 4 rows x 8 full 32-byte sectors. (Four lanes
-        // transposing 4 x 4 blocks for 16-byte reductions measured 3-7% slower on the H200.)
+        // Broadcast dBias: f32 partial sums straight from the dS fragments, a pair (j, j + 1)
+        // per 8-byte reduction (zero pairs, i.e. masked elements, skipped): a warp's adds cover
+        // 8 rows x one full 32-byte sector per 8 columns.
+        {
+            float* gdBa = (float*)p.dbias_accum +
+                          ((i64)(p.bias_b == 1 ? 0 : b) * p.bias_h + (p.bias_h == 1 ? 0 : h)) *
+                              p.sq * p.skv;
+            const bool pairs = (p.skv & 1) == 0;
 #pragma unroll
-        for (int nt = 0; nt < BLOCK_Q / 8; ++nt) {
+            for (int mi = 0; mi < SDP_MI; ++mi) {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int i = q0 + nt * 8 + 2 * t + (e & 1);
-                const int j = kv_row0 + (e >> 1) * 8;
-                if (s[nt][e] != 0.f && i < p.sq && j < p.skv)
-                    red_add_f32(gdBa + (i64)i * p.skv + j, s[nt][e]);
+                for (int r = 0; r < 2; ++r) {
+                    const int i = i0 + mi * 16 + g + 8 * r;
+#pragma unroll
+                    for (int nj = 0; nj < SDP_NJ; ++nj) {
+                        const int j = j0 + nj * 8 + 2 * t;
+                        const float x = dp[mi][nj][2 * r];
+                        const float y = dp[mi][nj][2 * r + 1];
+                        if (i >= p.sq || j >= p.skv || (x == 0.f && y == 0.f)) continue;
+                        float* d = gdBa + (i64)i * p.skv + j;
+                        if (pairs) {
+                            red_add_f32x2(d, x, y);
+                        } else {
+                            red_add_f32(d, x);
+                            if (j + 1 < p.skv) red_add_f32(d + 1, y);
+                        }
+                    }
+                }
             }
         }
 #endif
-        // dS^T to shared memory (for dQ, dS and dBias), then dK += dS^T Q.
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_Q / 16; ++kk) {
-            u32 a[4];
-            pack_a_frag(a, s[2 * kk], s[2 * kk + 1]);
-            // a[0..3]: (row g, cols 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..)
-#pragma unroll
-            for (int r = 0; r < 4; ++r)
-                *(u32*)(sdS + (warp * 16 + g + (r & 1) * 8) * LD_S + kk * 16 + (r >> 1) * 8 +
-                        2 * t) = a[r];
-            mma_k16<HEAD_DIM_QK / 16, true>(dk, a, bt_q + q_off + tile_off(LD_QK, kk * 16, 0),
-                                            tile_off(LD_QK, 0, 16));
-        }
-        __syncthreads();  // dS^T complete in shared memory; every warp is past its reads of sQ
+        __syncthreads();  // P and dS complete in shared memory
+
+        // Product 2: dV += P^T dO, then (once every warp is past dO, Stats and delta, which
+        // then take the next step's) dK += dS^T Q over the Q tile's rows.
+        warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_V>(dv, at_p,
+                                                                              bt_do + do_off);
+        __syncthreads();
+        if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, next_h, next_q0, tid);
+        warp_gemm<DKV_M / 16, DK_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_QK>(dk, at_ds,
+                                                                               bt_q + q_off);
 #if STAGES == 1
+        __syncthreads();  // every warp is past its reads of sQ
         if (has_next) load_q_tile(sQ, p, b, next_h, next_q0, tid);
 #endif
 #if DBIAS_MODE == 1
         // dBias = dS (the io-dtype value).
-        store_ds_tile(gdB + (i64)q0 * p.dbias.ss + n0, p.dbias.ss, p.sq - q0, p.skv - n0, sdS, tid);
+        {
+            io_t* gdB = (io_t*)p.dbias.ptr + b * p.dbias.sb + h * p.dbias.sh;
+            store_ds_tile(gdB + (i64)q0 * p.dbias.ss + n0, p.dbias.ss, p.sq - q0, p.skv - n0, sdS,
+                          tid);
+        }
 #endif
 #if DQ_ROUTE == 2
         // dS to the workspace (every column of the tile: dq_gemm.cu reads them all).
-        store_ds_tile(gdS + (i64)q0 * ds_pitch(p.skv), ds_pitch(p.skv), p.sq - q0, BLOCK_KV, sdS,
-                      tid);
+        {
+            io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
+            store_ds_tile(gdS + (i64)q0 * ds_pitch(p.skv), ds_pitch(p.skv), p.sq - q0, BLOCK_KV,
+                          sdS, tid);
+        }
 #else
+        // Product 3: dQ partial = dS K for the Q tile, then into the f32 accumulator.
+        float dq[DQ_M / 16][DQ_N / 8][4];
+        zero_acc<DQ_M / 16, DQ_N / 8>(dq);
+        warp_gemm<DQ_M / 16, DQ_N / 8, BLOCK_KV / 16, false, true, LD_S, LD_QK>(dq, a_ds, bt_k);
 #if DQ_ROUTE == 1
-        const unsigned int turn = relay_turn(p, L, kv_tile, m);
+        unsigned int* gRelay =
+            (unsigned int*)p.relay + ((i64)b * p.hq + h) * ((p.sq + BLOCK_Q - 1) / BLOCK_Q);
         if (tid == 0) {
             while (ld_acquire_u32(gRelay + m) != turn) {
             }
         }
         __syncthreads();  // our turn: earlier KV tiles' adds to this Q tile are visible
 #endif
-
-        // dQ accum += dS K, in units of 16 query rows x DQ_UNIT head-dim columns per warp.
-        for (int u = warp; u < (BLOCK_Q / 16) * (HEAD_DIM_QK / DQ_UNIT); u += WARPS) {
-            const int rq = (u % (BLOCK_Q / 16)) * 16;
-            const int cq = (u / (BLOCK_Q / 16)) * DQ_UNIT;
-            float acc[DQ_SPLIT][DQ_UNIT / 8][4];
-#pragma unroll
-            for (int c = 0; c < DQ_SPLIT; ++c) {
-#pragma unroll
-                for (int i = 0; i < DQ_UNIT / 8; ++i)
-                    acc[c][i][0] = acc[c][i][1] = acc[c][i][2] = acc[c][i][3] = 0.f;
-            }
-            const u32 a_u = at_ds + tile_off(LD_S, 0, rq);
-            const u32 b_u = bt_k + tile_off(LD_QK, 0, cq);
-            DQ_UNROLL
-            for (int kk = 0; kk < BLOCK_KV / 16; kk += DQ_SPLIT) {
-#pragma unroll
-                for (int c = 0; c < DQ_SPLIT; ++c) {
-                    u32 a[4];
-                    ldsm_x4_t(a, a_u + tile_off(LD_S, (kk + c) * 16, 0));
-                    mma_k16<DQ_UNIT / 16, true>(acc[c], a, b_u + tile_off(LD_QK, (kk + c) * 16, 0),
-                                                tile_off(LD_QK, 0, 16));
-                }
-            }
-#pragma unroll
-            for (int c = 1; c < DQ_SPLIT; ++c) {
-#pragma unroll
-                for (int i = 0; i < DQ_UNIT / 8; ++i) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) acc[0][i][e] += acc[c][i][e];
-                }
-            }
+        {
+            float* gdQ = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * p.hd_qk;
             // Lanes t and t ^ 1 swap half their fragment: an even lane then holds 4 consecutive
             // columns of row g, an odd lane those of row g + 8, added with one 16-byte reduction.
             const bool odd = t & 1;
-            const int i = q0 + rq + g + (odd ? 8 : 0);
 #pragma unroll
-            for (int nt = 0; nt < DQ_UNIT / 8; ++nt) {
-                if (cq + nt * 8 >= p.hd_qk) break;  // padded head-dim columns (warp-uniform)
-                const float* a = acc[0][nt];
-                const float x0 = rime_shfl_xor(odd ? a[0] : a[2], 1);
-                const float x1 = rime_shfl_xor(odd ? a[1] : a[3], 1);
-                if (i < p.sq)
-                    red_add_f32x4(gdQ + (i64)i * p.hd_qk + cq + nt * 8 + (t & 2) * 2,
-                                  odd ? x0 : a[0], odd ? x1 : a[1], odd ? a[2] : x0,
-                                  odd ? a[3] : x1);
+            for (int mi = 0; mi < DQ_M / 16; ++mi) {
+                const int i = q0 + q_il0 + mi * 16 + g + (odd ? 8 : 0);
+#pragma unroll
+                for (int nt = 0; nt < DQ_N / 8; ++nt) {
+                    const int d = q_d0 + nt * 8;
+                    if (d >= p.hd_qk) break;  // padded head-dim columns (warp-uniform)
+                    const float* a = dq[mi][nt];
+                    const float x0 = rime_shfl_xor(odd ? a[0] : a[2], 1);
+                    const float x1 = rime_shfl_xor(odd ? a[1] : a[3], 1);
+                    if (i < p.sq)
+                        red_add_f32x4(gdQ + (i64)i * p.hd_qk + d + (t & 2) * 2, odd ? x0 : a[0],
+                                      odd ? x1 : a[1], odd ? a[2] : x0, odd ? a[3] : x1);
+                }
             }
         }
 #if DQ_ROUTE == 1
@@ -568,19 +658,25 @@ rime_bwd_main(const AttnParams p) {
     io_t* gdK = (io_t*)p.dk.ptr + b * p.dk.sb + kvh * p.dk.sh;
     io_t* gdV = (io_t*)p.dv.ptr + b * p.dv.sb + kvh * p.dv.sh;
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        const int j = kv_row0 + r * 8;
-        if (j < p.skv) {
+    for (int mi = 0; mi < DKV_M / 16; ++mi) {
 #pragma unroll
-            for (int dt = 0; dt < HEAD_DIM_QK / 8; ++dt)
-                if (dt * 8 < p.hd_qk)
-                    *(u32*)(gdK + (i64)j * p.dk.ss + dt * 8 + 2 * t) =
-                        pack_io2(dk[dt][2 * r] * p.scale, dk[dt][2 * r + 1] * p.scale);
+        for (int r = 0; r < 2; ++r) {
+            const int j = n0 + k_jl0 + mi * 16 + g + 8 * r;
+            if (j >= p.skv) continue;
 #pragma unroll
-            for (int dt = 0; dt < HEAD_DIM_V / 8; ++dt)
-                if (dt * 8 < p.hd_v)
-                    *(u32*)(gdV + (i64)j * p.dv.ss + dt * 8 + 2 * t) =
-                        pack_io2(dv[dt][2 * r], dv[dt][2 * r + 1]);
+            for (int nt = 0; nt < DK_N / 8; ++nt) {
+                const int d = k_dk0 + nt * 8;
+                if (d < p.hd_qk)
+                    *(u32*)(gdK + (i64)j * p.dk.ss + d + 2 * t) =
+                        pack_io2(dk[mi][nt][2 * r] * p.scale, dk[mi][nt][2 * r + 1] * p.scale);
+            }
+#pragma unroll
+            for (int nt = 0; nt < DV_N / 8; ++nt) {
+                const int d = k_dv0 + nt * 8;
+                if (d < p.hd_v)
+                    *(u32*)(gdV + (i64)j * p.dv.ss + d + 2 * t) =
+                        pack_io2(dv[mi][nt][2 * r], dv[mi][nt][2 * r + 1]);
+            }
         }
     }
 }

@@ -205,6 +205,23 @@ __device__ __forceinline__ void red_add_f32x4(float* p, float a, float b, float 
 #endif
 }
 
+// Adds two consecutive floats (8-byte aligned address); one reduction on sm_90 and newer.
+__device__ __forceinline__ void red_add_f32x2(float* p, float a, float b) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
+#else
+    red_add_f32(p, a);
+    red_add_f32(p + 1, b);
+#endif
+}
+
+// One 16-byte shared-memory load (16-byte aligned address).
+__device__ __forceinline__ void ld_shared_v4(const void* p, u32* w) {
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "r"(smem_addr(p)));
+}
+
 // One 16-byte global store (16-byte aligned address).
 __device__ __forceinline__ void st_global_v4(void* p, u32 a, u32 b, u32 c, u32 d) {
     asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(a), "r"(b), "r"(c),

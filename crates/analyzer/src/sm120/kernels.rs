@@ -64,7 +64,7 @@ pub struct KernelConfig {
     pub block_kv: u32,
     /// Warps per block.
     pub warps: u32,
-    /// cp.async pipeline stages of the streamed operand.
+    /// cp.async pipeline stages of the streamed operand (the backward main kernel: Q buffers).
     pub stages: u32,
     /// Registers per thread the entry is held to: ptxas's count for its widest specialization
     /// on sm_120, rounded up to the allocation unit of 8 (the fitness test checks every
@@ -74,6 +74,47 @@ pub struct KernelConfig {
     pub smem_bytes: u32,
     /// io data types it is compiled for.
     pub dtypes: &'static [DataType],
+    /// How a backward main kernel splits its products over its warps; `None` for the other
+    /// roles (one warp per 16 rows of the block's tile).
+    pub layout: Option<BwdLayout>,
+}
+
+/// The warp grids of a backward main kernel (bwd_main.cu): for each of its three products, how
+/// many of the block's warps lie along the product's rows (the others along its columns), and
+/// whether product 1's K and V fragments stay in registers for the whole block (then S / dP
+/// stream only Q and dO, and with V's, P and dS take V's shared memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BwdLayout {
+    /// S = Q K^T and dP = dO V^T (block_q x block_kv): warps along the query rows.
+    pub sdp: u32,
+    /// dV += P^T dO and dK += dS^T Q (block_kv x head dim): warps along the KV rows.
+    pub dkv: u32,
+    /// dQ = dS K (block_q x head_dim_qk): warps along the query rows.
+    pub dq: u32,
+    /// K fragments of the S product held in registers (loaded once per block).
+    pub k_regs: bool,
+    /// V fragments of the dP product held in registers; P and dS then reuse V's shared memory.
+    pub v_regs: bool,
+}
+
+impl BwdLayout {
+    /// True when every warp tile of `k` is whole 16 x 16 blocks (what bwd_main.cu asserts).
+    pub fn tiles_evenly(&self, k: &KernelConfig) -> bool {
+        let w = k.warps;
+        let split = |m: u32| m > 0 && w % m == 0;
+        if !(split(self.sdp) && split(self.dkv) && split(self.dq)) {
+            return false;
+        }
+        let blocks = |rows: u32, m: u32| rows % (16 * m) == 0;
+        let cols = |n: u32, m: u32| (n * m / w) % 16 == 0 && (n * m) % w == 0;
+        blocks(k.block_q, self.sdp)
+            && cols(k.block_kv, self.sdp)
+            && blocks(k.block_kv, self.dkv)
+            && cols(k.head_dim_qk, self.dkv)
+            && cols(k.head_dim_v, self.dkv)
+            && blocks(k.block_q, self.dq)
+            && cols(k.head_dim_qk, self.dq)
+    }
 }
 
 impl KernelConfig {
@@ -105,12 +146,21 @@ impl KernelConfig {
 /// Elements of padding per shared-memory row (16 bytes: conflict-free ldmatrix).
 pub const SMEM_ROW_PAD: u32 = 8;
 
-/// Backward main kernel: resident K and V tiles, `stages` buffers of the streamed Q and dO tiles,
-/// the dS^T tile (io type), and `stages` f32 rows of LSE and delta; rows padded.
-pub const fn smem_backward(bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32) -> u32 {
+/// Backward main kernel: resident K and V tiles, the P and dS tiles ([q][kv], io type; in V's
+/// space when `v_regs`, where V is read only into registers), `stages` buffers of the streamed
+/// Q tile, one of dO and one f32 row each of LSE and delta; rows padded.
+pub const fn smem_backward(bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32, v_regs: bool) -> u32 {
     let p = SMEM_ROW_PAD;
-    IO_BYTES * (bkv * (dqk + p + dv + p) + stages * bq * (dqk + p + dv + p) + bkv * (bq + p))
-        + 4 * stages * 2 * bq
+    let v = bkv * (dv + p);
+    let ps = 2 * bq * (bkv + p);
+    let v_and_ps = if !v_regs {
+        v + ps
+    } else if ps > v {
+        ps
+    } else {
+        v
+    };
+    IO_BYTES * (bkv * (dqk + p) + v_and_ps + stages * bq * (dqk + p) + bq * (dv + p)) + 4 * 2 * bq
 }
 
 /// Forward kernel: a resident Q tile and `stages` buffers of the streamed K and V tiles (io),
@@ -129,18 +179,12 @@ pub const fn smem_dq_gemm(bq: u32, bkv: u32, dqk: u32, stages: u32) -> u32 {
 
 const HALF: &[DataType] = &[DataType::F16, DataType::Bf16];
 
-/// The shared memory of a configuration of `role`, by the formula of its role.
-pub const fn smem_bytes(
-    role: KernelRole,
-    bq: u32,
-    bkv: u32,
-    dqk: u32,
-    dv: u32,
-    stages: u32,
-) -> u32 {
+/// The shared memory of a forward or dQ GEMM configuration, by the formula of its role (a
+/// backward main entry's also depends on its layout: [`smem_backward`]).
+const fn smem_bytes(role: KernelRole, bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32) -> u32 {
     match role {
         KernelRole::Forward => smem_forward(bq, bkv, dqk, dv, stages),
-        KernelRole::BackwardMain => smem_backward(bq, bkv, dqk, dv, stages),
+        KernelRole::BackwardMain => smem_backward(bq, bkv, dqk, dv, stages, false),
         KernelRole::DqGemm => smem_dq_gemm(bq, bkv, dqk, stages),
     }
 }
@@ -167,7 +211,38 @@ const fn kernel(
         registers,
         smem_bytes: smem_bytes(role, block_q, block_kv, head_dim_qk, head_dim_v, stages),
         dtypes: HALF,
+        layout: None,
     }
+}
+
+/// A `BackwardMain` entry with its warp grids `(sdp, dkv, dq)` and `(k_regs, v_regs)`.
+const fn backward(
+    name: &'static str,
+    dims: (u32, u32),
+    tiles: (u32, u32),
+    (warps, stages): (u32, u32),
+    registers: u32,
+    (sdp, dkv, dq): (u32, u32, u32),
+    (k_regs, v_regs): (bool, bool),
+) -> KernelConfig {
+    let mut k = kernel(
+        name,
+        KernelRole::BackwardMain,
+        dims,
+        tiles,
+        warps,
+        stages,
+        registers,
+    );
+    k.layout = Some(BwdLayout {
+        sdp,
+        dkv,
+        dq,
+        k_regs,
+        v_regs,
+    });
+    k.smem_bytes = smem_backward(tiles.0, tiles.1, dims.0, dims.1, stages, v_regs);
+    k
 }
 
 /// Every compiled configuration, smallest envelope first within each role.
@@ -200,38 +275,40 @@ pub const KERNELS: &[KernelConfig] = &[
         1,
         200,
     ),
-    // Backward main: 16 K/V rows per warp, dK/dV in registers for the whole block; Q tiles of
-    // 64 rows, 32 for d128 and 16 for 192/128 so that dK + dV + S + dP stay in 255 registers
-    // without spills in every specialization (ptxas, checked by the fitness test). 8 warps
-    // (128 K/V rows) where shared memory allows: each streamed Q / dO tile and each dQ partial
-    // sum then serves twice the K/V rows (half the L2 traffic and dQ reductions per FLOP); the
-    // 192/128 envelope would need 102,912 B that way, so it keeps 4 warps.
-    kernel(
+    // Backward main (bwd_main.cu): 8 warps, each product split over its own warp grid with
+    // P and dS through shared memory (FlashAttention-2's layout), so every warp owns a 2-D tile
+    // of every product and the dK / dV accumulators are spread over all warps; two Q buffers.
+    // Tiles by envelope, within 101,376 B with rows padded: d64 64 x 128 (32 x 32 warp tiles in
+    // S / dP and dK / dV); d128 64 x 64 (a 128-row KV tile would not fit), with K and V
+    // fragments in registers so that S / dP stream only Q and dO and P / dS take V's space;
+    // 192/128 32 x 64, V in registers (K's 48 more registers would spill). Grids (sdp, dkv, dq)
+    // are warps along each product's rows.
+    backward(
         "bwd_d64_64x128",
-        KernelRole::BackwardMain,
         (64, 64),
         (64, 128),
-        8,
-        2,
+        (8, 2),
         256,
+        (2, 4, 4),
+        (false, false),
     ),
-    kernel(
-        "bwd_d128_32x128",
-        KernelRole::BackwardMain,
+    backward(
+        "bwd_d128_64x64",
         (128, 128),
-        (32, 128),
-        8,
-        1,
+        (64, 64),
+        (8, 2),
         256,
+        (2, 2, 2),
+        (true, true),
     ),
-    kernel(
-        "bwd_d192v128_16x64",
-        KernelRole::BackwardMain,
+    backward(
+        "bwd_d192v128_32x64",
         (192, 128),
-        (16, 64),
-        4,
-        2,
+        (32, 64),
+        (8, 2),
         256,
+        (2, 2, 2),
+        (false, true),
     ),
     // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile),
     // 64-column chunks of dS, which divide the 128-column rounding of Skv.
@@ -268,28 +345,29 @@ pub const KERNELS: &[KernelConfig] = &[
 pub const H200_SMEM_PER_BLOCK: u64 = 232_448;
 
 /// Backward main configurations tuned for the H200's larger shared memory, for measuring what
-/// the SM120 cap costs there (`rime bench --tuning h200`, issue 7). They are the SM120 entries
-/// of their envelope with what 101,376 B rules out: a second Q / dO buffer for d128, and for
-/// 192/128 both that and 8 warps (128 K/V rows). The analyzer never selects them; d64 has none
-/// because its SM120 entry already has both.
+/// the SM120 cap costs there (`rime bench --tuning h200`). They are the SM120 entries of their
+/// envelope and Q tile with what 101,376 B rules out: a 128-row KV tile (each streamed Q / dO
+/// tile and dQ partial then serves twice the KV rows; FlashAttention-2's d128 tile on parts with
+/// 144 KB and more), K and V read from shared memory. The analyzer never selects them; d64 has
+/// none (its SM120 entry has a 128-row KV tile already).
 pub const H200_TUNED: &[KernelConfig] = &[
-    kernel(
-        "bwd_d128_32x128_s2",
-        KernelRole::BackwardMain,
+    backward(
+        "bwd_d128_64x128_h200",
         (128, 128),
-        (32, 128),
-        8,
-        2,
+        (64, 128),
+        (8, 2),
         256,
+        (2, 4, 2),
+        (false, false),
     ),
-    kernel(
-        "bwd_d192v128_16x128_s2",
-        KernelRole::BackwardMain,
+    backward(
+        "bwd_d192v128_32x128_h200",
         (192, 128),
-        (16, 128),
-        8,
-        2,
+        (32, 128),
+        (8, 2),
         256,
+        (2, 4, 2),
+        (false, false),
     ),
 ];
 
@@ -389,6 +467,17 @@ mod tests {
             assert!(k.block_q % 16 == 0 && k.block_kv % 16 == 0, "{}", k.name);
             assert!(k.warps >= 4 && k.stages >= 1, "{}", k.name);
             assert!(KERNELS.iter().filter(|o| o.name == k.name).count() == 1);
+            assert_eq!(
+                k.layout.is_some(),
+                k.role == KernelRole::BackwardMain,
+                "{}",
+                k.name
+            );
+        }
+        for k in KERNELS.iter().chain(H200_TUNED) {
+            if let Some(l) = k.layout {
+                assert!(l.tiles_evenly(k), "{}: warp grids {l:?}", k.name);
+            }
         }
         // Every backward envelope has a forward and a dQ GEMM, with matching Q tiles.
         for main in KERNELS
@@ -422,8 +511,8 @@ mod tests {
             assert_eq!(h200_tuned(main).map(|t| t.name), Some(k.name));
             assert!(KERNELS.iter().all(|o| o.name != k.name));
         }
-        assert_eq!(smem_backward(32, 128, 128, 128, 2), 115_200);
-        assert_eq!(smem_backward(16, 128, 192, 128, 2), 113_920);
+        assert_eq!(smem_backward(64, 128, 128, 128, 2, false), 157_184);
+        assert_eq!(smem_backward(32, 128, 192, 128, 2, false), 137_984);
     }
 
     #[test]
@@ -431,14 +520,14 @@ mod tests {
         let pick = |dqk, dv| select(KernelRole::BackwardMain, dqk, dv).map(|k| k.name);
         assert_eq!(pick(64, 64), Some("bwd_d64_64x128"));
         assert_eq!(pick(40, 64), Some("bwd_d64_64x128"));
-        assert_eq!(pick(64, 128), Some("bwd_d128_32x128"));
-        assert_eq!(pick(192, 128), Some("bwd_d192v128_16x64"));
-        assert_eq!(pick(160, 96), Some("bwd_d192v128_16x64"));
+        assert_eq!(pick(64, 128), Some("bwd_d128_64x64"));
+        assert_eq!(pick(192, 128), Some("bwd_d192v128_32x64"));
+        assert_eq!(pick(160, 96), Some("bwd_d192v128_32x64"));
         assert_eq!(pick(192, 192), None);
         assert_eq!(pick(256, 128), None);
-        assert_eq!(smem_backward(32, 128, 128, 128, 1), 97_536);
-        assert_eq!(smem_backward(64, 128, 64, 64, 2), 93_184);
-        assert_eq!(smem_backward(16, 64, 192, 128, 2), 67_840);
+        assert_eq!(smem_backward(64, 64, 128, 128, 2, true), 88_576);
+        assert_eq!(smem_backward(64, 128, 64, 64, 2, false), 99_840);
+        assert_eq!(smem_backward(32, 64, 192, 128, 2, true), 77_568);
         assert_eq!(smem_forward(64, 64, 128, 128, 1), 52_224);
     }
 }

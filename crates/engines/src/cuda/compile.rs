@@ -149,7 +149,7 @@ fn route_code(route: Route) -> i64 {
 
 impl KernelBuild {
     fn tiled(file: KernelFile, k: &'static KernelConfig, io: IoType) -> Self {
-        Self {
+        let mut b = Self {
             file,
             entry: Some(k.name),
             defines: vec![
@@ -164,7 +164,17 @@ impl KernelBuild {
             ],
             threads: k.threads(),
             smem_bytes: k.smem_bytes,
+        };
+        if let Some(l) = k.layout {
+            b.defines.extend([
+                ("WM_SDP", l.sdp.into()),
+                ("WM_DKV", l.dkv.into()),
+                ("WM_DQ", l.dq.into()),
+                ("K_REGS", i64::from(l.k_regs)),
+                ("V_REGS", i64::from(l.v_regs)),
+            ]);
         }
+        b
     }
 
     /// The forward kernel of a `Forward` table entry.

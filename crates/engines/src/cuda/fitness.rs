@@ -235,7 +235,7 @@ fn every_entry_has_a_kernel_and_every_kernel_an_entry() {
 }
 
 #[test]
-fn every_entry_has_one_warp_per_16_rows_and_its_stages() {
+fn every_entry_tiles_its_warps_and_has_its_stages() {
     for k in KERNELS {
         // Only the backward main kernel double-buffers its streamed tiles (STAGES 2).
         let max_stages = if k.role == KernelRole::BackwardMain {
@@ -249,10 +249,15 @@ fn every_entry_has_one_warp_per_16_rows_and_its_stages() {
             k.name,
             k.stages
         );
-        let rows = match k.role {
-            KernelRole::BackwardMain => k.block_kv,
-            KernelRole::Forward | KernelRole::DqGemm => k.block_q,
-        };
-        assert_eq!(rows, 16 * k.warps, "{}: one warp per 16 rows", k.name);
+        match (k.role, k.layout) {
+            // The backward main kernel splits each product by its own warp grid.
+            (KernelRole::BackwardMain, Some(l)) => {
+                assert!(l.tiles_evenly(k), "{}: warp grids {l:?}", k.name)
+            }
+            (KernelRole::Forward | KernelRole::DqGemm, None) => {
+                assert_eq!(k.block_q, 16 * k.warps, "{}: one warp per 16 rows", k.name)
+            }
+            (role, layout) => panic!("{}: {role:?} with layout {layout:?}", k.name),
+        }
     }
 }

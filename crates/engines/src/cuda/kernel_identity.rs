@@ -38,6 +38,21 @@ fn assert_built_from(build: &KernelBuild, k: &KernelConfig, what: &str) {
             "{what}: {name}"
         );
     }
+    if let Some(l) = k.layout {
+        for (name, value) in [
+            ("WM_SDP", l.sdp),
+            ("WM_DKV", l.dkv),
+            ("WM_DQ", l.dq),
+            ("K_REGS", u32::from(l.k_regs)),
+            ("V_REGS", u32::from(l.v_regs)),
+        ] {
+            assert_eq!(
+                define(build, name),
+                Some(i64::from(value)),
+                "{what}: {name}"
+            );
+        }
+    }
     assert_eq!(build.threads, k.threads(), "{what}");
     assert_eq!(build.smem_bytes, k.smem_bytes, "{what}");
 }
