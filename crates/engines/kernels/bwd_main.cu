@@ -46,8 +46,8 @@
 //   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), P and dS BLOCK_Q x (BLOCK_KV+8) each (with
 //   V_REGS they reuse V's space: V is read only into the registers), STAGES x Q BLOCK_Q x
 //   (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta 2 x BLOCK_Q x 4 bytes. The table's entries
-//   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 64 x 64, V_REGS:
-//   88,576 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
+//   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 32 x 128, V_REGS:
+//   96,000 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
 //   all with two Q buffers (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;

@@ -279,12 +279,13 @@ pub const KERNELS: &[KernelConfig] = &[
     // P and dS through shared memory (FlashAttention-2's layout), so every warp owns a 2-D tile
     // of every product and the dK / dV accumulators are spread over all warps; two Q buffers.
     // Tiles by envelope, within 101,376 B with rows padded: d64 64 x 128 (32 x 32 warp tiles in
-    // S / dP and dK / dV); d128 64 x 64 (a 128-row KV tile would not fit), with K and V
-    // fragments in registers so that S / dP stream only Q and dO and P / dS take V's space;
+    // S / dP and dK / dV); d128 32 x 128 with V's fragments in registers, so that dP streams
+    // only dO and P / dS take V's space (64 x 64 with K and V in registers, measured on
+    // 2026-12-01, lost 7% on d128: a 64-row KV tile doubles the dQ reductions per FLOP);
     // 192/128 32 x 64, V in registers (K's 48 more registers would spill). Grids (sdp, dkv, dq)
     // are warps along each product's rows.
     backward(
-        "bwd_d64_64x128",
+        "bwd_d64_64x128_v2",
         (64, 64),
         (64, 128),
         (8, 2),
@@ -293,16 +294,16 @@ pub const KERNELS: &[KernelConfig] = &[
         (false, false),
     ),
     backward(
-        "bwd_d128_64x64",
+        "bwd_d128_32x128_v2",
         (128, 128),
-        (64, 64),
+        (32, 128),
         (8, 2),
         256,
-        (2, 2, 2),
-        (true, true),
+        (1, 4, 2),
+        (false, true),
     ),
     backward(
-        "bwd_d192v128_32x64",
+        "bwd_d192v128_32x64_v2",
         (192, 128),
         (32, 64),
         (8, 2),
@@ -346,22 +347,22 @@ pub const H200_SMEM_PER_BLOCK: u64 = 232_448;
 
 /// Backward main configurations tuned for the H200's larger shared memory, for measuring what
 /// the SM120 cap costs there (`rime bench --tuning h200`). They are the SM120 entries of their
-/// envelope and Q tile with what 101,376 B rules out: a 128-row KV tile (each streamed Q / dO
-/// tile and dQ partial then serves twice the KV rows; FlashAttention-2's d128 tile on parts with
-/// 144 KB and more), K and V read from shared memory. The analyzer never selects them; d64 has
-/// none (its SM120 entry has a 128-row KV tile already).
+/// envelope and Q tile with what 101,376 B rules out: V kept in shared memory beside P and dS
+/// (d128: 113,408 B; no V fragments in registers), a 128-row KV tile for 192/128 (each streamed
+/// Q / dO tile and dQ partial then serves twice the KV rows). The analyzer never selects them;
+/// d64 has none.
 pub const H200_TUNED: &[KernelConfig] = &[
     backward(
-        "bwd_d128_64x128_h200",
+        "bwd_d128_32x128_v2_h200",
         (128, 128),
-        (64, 128),
+        (32, 128),
         (8, 2),
         256,
-        (2, 4, 2),
+        (1, 4, 2),
         (false, false),
     ),
     backward(
-        "bwd_d192v128_32x128_h200",
+        "bwd_d192v128_32x128_v2_h200",
         (192, 128),
         (32, 128),
         (8, 2),
@@ -511,21 +512,21 @@ mod tests {
             assert_eq!(h200_tuned(main).map(|t| t.name), Some(k.name));
             assert!(KERNELS.iter().all(|o| o.name != k.name));
         }
-        assert_eq!(smem_backward(64, 128, 128, 128, 2, false), 157_184);
+        assert_eq!(smem_backward(32, 128, 128, 128, 2, false), 113_408);
         assert_eq!(smem_backward(32, 128, 192, 128, 2, false), 137_984);
     }
 
     #[test]
     fn selection_pads_up_to_the_smallest_envelope() {
         let pick = |dqk, dv| select(KernelRole::BackwardMain, dqk, dv).map(|k| k.name);
-        assert_eq!(pick(64, 64), Some("bwd_d64_64x128"));
-        assert_eq!(pick(40, 64), Some("bwd_d64_64x128"));
-        assert_eq!(pick(64, 128), Some("bwd_d128_64x64"));
-        assert_eq!(pick(192, 128), Some("bwd_d192v128_32x64"));
-        assert_eq!(pick(160, 96), Some("bwd_d192v128_32x64"));
+        assert_eq!(pick(64, 64), Some("bwd_d64_64x128_v2"));
+        assert_eq!(pick(40, 64), Some("bwd_d64_64x128_v2"));
+        assert_eq!(pick(64, 128), Some("bwd_d128_32x128_v2"));
+        assert_eq!(pick(192, 128), Some("bwd_d192v128_32x64_v2"));
+        assert_eq!(pick(160, 96), Some("bwd_d192v128_32x64_v2"));
         assert_eq!(pick(192, 192), None);
         assert_eq!(pick(256, 128), None);
-        assert_eq!(smem_backward(64, 64, 128, 128, 2, true), 88_576);
+        assert_eq!(smem_backward(32, 128, 128, 128, 2, true), 96_000);
         assert_eq!(smem_backward(64, 128, 64, 64, 2, false), 99_840);
         assert_eq!(smem_backward(32, 64, 192, 128, 2, true), 77_568);
         assert_eq!(smem_forward(64, 64, 128, 128, 1), 52_224);

@@ -136,11 +136,11 @@ mod tests {
             2 * 8 * 1000 * 128 * 4
         );
         let relay = backward_workspace(&s, Route::Relay, main, none).unwrap();
-        // ceil(1000 / 64) = 16 Q tiles (of the d128 main kernel) per (b, h), and a ticket per
+        // ceil(1000 / 32) = 32 Q tiles (of the d128 main kernel) per (b, h), and a ticket per
         // (b, KV head).
         assert_eq!(
             relay.region(RegionKind::RelayCounters).unwrap().elements,
-            2 * 8 + 2 * 8 * 16
+            2 * 8 + 2 * 8 * 32
         );
         let two = backward_workspace(&s, Route::TwoKernel, main, none).unwrap();
         assert_eq!(
