@@ -37,14 +37,16 @@
 // once every warp is past dV, so that copy overlaps dK, dQ and the reductions (with one Q
 // buffer, the next Q follows once every warp is past dK). Three barriers per step (four with
 // one Q buffer).
-// Bias values are fetched into registers before product 1 so that its latency hides theirs.
+// The bias tile of the next step is staged in sP (cp.async) once every warp is past dV, so that
+// its load overlaps dK, dQ and the reductions; product 1 reads it from there.
 // dQ partial sums leave as 16-byte vector reductions (sm_90+; neighbouring lanes swap halves of
 // their fragments first), broadcast-dBias partial sums as 8-byte ones from the dS fragments.
 //
 // Shared memory (dynamic, 16-bit elements, rows padded by 8 elements: conflict-free ldmatrix)
 // plus f32 rows:
-//   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), P and dS BLOCK_Q x (BLOCK_KV+8) each (with
-//   V_REGS they reuse V's space: V is read only into the registers), STAGES x Q BLOCK_Q x
+//   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), P and dS BLOCK_Q x (BLOCK_KV+8) each (P's tile
+//   holds the staged bias until product 1; with V_REGS both reuse V's space: V is read only
+//   into the registers), STAGES x Q BLOCK_Q x
 //   (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta 2 x BLOCK_Q x 4 bytes. The table's entries
 //   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 32 x 128, V_REGS:
 //   96,000 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
@@ -240,6 +242,37 @@ __device__ __forceinline__ void warp_gemm(float (*acc)[NJ][4], u32 a_lane, u32 b
     }
 }
 
+#if HAS_BIAS
+// Stages the bias tile of query tile q0 of head h and KV tile n0 as a [q][kv] tile in sB (sP's
+// space: free once every warp is past dV; product 1 reads it, then each warp overwrites its own
+// elements with P), so that the bias load overlaps the previous step's dK and dQ. Rows past Sq
+// and columns past Skv read as 0 (masked). The bias is not a vector port (any stride is
+// allowed): with 16-byte rows (VEC: base, batch, head and row strides and Skv multiples of 8
+// elements) cp.async copies it with the step's other prefetches, else element loads do.
+__device__ __forceinline__ void load_bias_tile(io_t* sB, const AttnParams& p, int b, int h,
+                                               int q0, int n0, int tid) {
+    const bool vec = ((p.bias.ptr | (u64)p.bias.sb | (u64)p.bias.sh | (u64)p.bias.ss |
+                       (u64)p.skv) & 7) == 0 && (p.bias.ptr & 15) == 0;
+    const io_t* gB = (const io_t*)p.bias.ptr + b * p.bias.sb + h * p.bias.sh +
+                     (i64)q0 * p.bias.ss + n0;
+    constexpr int kPerRow = BLOCK_KV / 8;
+#pragma unroll 1
+    for (int c = tid; c < BLOCK_Q * kPerRow; c += WARPS * 32) {
+        const int r = c / kPerRow;
+        const int col = (c - r * kPerRow) * 8;
+        const int cols = r < p.sq - q0 ? p.skv - n0 - col : 0;  // valid columns of the chunk
+        const io_t* src = cols > 0 ? gB + (i64)r * p.bias.ss + col : gB;
+        io_t* dst = sB + r * LD_S + col;
+        if (vec) {
+            cp_async_16(dst, src, cols > 0);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) dst[e] = e < cols ? src[e] : (io_t)0;
+        }
+    }
+}
+#endif
+
 #define SDP_MI (SDP_M / 16)
 #define SDP_NJ (SDP_N / 8)
 
@@ -289,15 +322,16 @@ __device__ __forceinline__ void zero_acc(float (*acc)[NJ][4]) {
 
 // The softmax VJP on the warp's S / dP fragments: S becomes P = exp2(S * scale * log2 e + Bias
 // * log2 e + ALiBi - Stats * log2 e), 0 where (i, j) is masked, and dP becomes dS = P (dP -
-// delta). Tiles wholly inside the sequences and the band skip the mask test (MASKED false), a
+// delta), with the bias read from the staged [q][kv] tile sB (the warp's own elements of sP,
+// which it overwrites with P afterwards). Tiles wholly inside the sequences and the band skip the mask test (MASKED false), a
 // uniform branch per step instead of a select per element. Fragment element e of block (mi, nj)
 // is query row i = i0 + 16 mi + g + 8 (e >> 1), KV column j = j0 + 8 nj + 2 t + (e & 1).
 template <bool MASKED>
 __device__ __forceinline__ void softmax_vjp(float (*s)[SDP_NJ][4], float (*dp)[SDP_NJ][4],
                                             const float* sLse, const float* sDelta,
-                                            const u32 (*bias2)[SDP_NJ][2], const AttnParams& p,
-                                            const SeqLens& L, int i0, int il0, int j0, int g,
-                                            int t, float scale_log2, float alibi_log2) {
+                                            const io_t* sB, const AttnParams& p,
+                                            const SeqLens& L, int i0, int il0, int j0, int jl0,
+                                            int g, int t, float scale_log2, float alibi_log2) {
 #pragma unroll
     for (int mi = 0; mi < SDP_MI; ++mi) {
 #pragma unroll
@@ -314,7 +348,7 @@ __device__ __forceinline__ void softmax_vjp(float (*s)[SDP_NJ][4], float (*dp)[S
                     const int j = j0 + nj * 8 + 2 * t + c;
                     float v = s[mi][nj][e] * scale_log2 - lse_log2;
 #if HAS_BIAS
-                    v += io_to_f32((io_t)(bias2[mi][nj][r] >> (16 * c))) * RIME_LOG2E;
+                    v += io_to_f32(sB[il * LD_S + jl0 + nj * 8 + 2 * t + c]) * RIME_LOG2E;
 #endif
 #if HAS_ALIBI
                     v += alibi_log2 * (float)(j - i);
@@ -411,6 +445,9 @@ rime_bwd_main(const AttnParams p) {
         load_q_tile(sQ, p, b, kvh * group, m_begin * BLOCK_Q, tid);
         load_do_tile(sdO, sLse, sDelta, p, b, kvh * group, m_begin * BLOCK_Q, tid);
     }
+#if HAS_BIAS && !V_REGS
+    if (steps > 0) load_bias_tile(sP, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
+#endif
 
     // This warp's place in each product's warp grid.
     const int s_il0 = (warp % WM_SDP) * SDP_M;   // S / dP: first query row (in the Q tile)
@@ -451,6 +488,10 @@ rime_bwd_main(const AttnParams p) {
 #endif
 #if V_REGS
     load_b_frags<HEAD_DIM_V / 16, LD_V>(vf, b_v);
+#if HAS_BIAS
+    __syncthreads();  // every warp has its V fragments: sP (V's space) takes the first bias tile
+    if (steps > 0) load_bias_tile(sP, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
+#endif
 #endif
 #endif
 
@@ -470,46 +511,12 @@ rime_bwd_main(const AttnParams p) {
         const int do_off = 0;
         const float* lse = sLse;
         const float* delta = sDelta;
-#if HAS_ALIBI
-        const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
-#else
-        const float alibi_log2 = 0.f;
-#endif
         const int i0 = q0 + s_il0;  // this warp's first query row and KV column of S / dP
         const int j0 = n0 + s_jl0;
 #if DQ_ROUTE == 1
         const unsigned int turn = relay_turn(p, L, kv_tile, m);  // (here: fewer live registers)
 #endif
 
-#if HAS_BIAS
-        // This thread's bias values, (j, j + 1) packed per fragment row, fetched before product
-        // 1 so that its latency covers theirs. Out-of-range elements read as 0 (masked).
-        const io_t* gB = (const io_t*)p.bias.ptr + b * p.bias.sb + h * p.bias.sh;
-        const bool bias_pairs = ((u64)gB & 3) == 0 && (p.bias.ss & 1) == 0;
-        u32 bias2[SDP_MI][SDP_NJ][2];
-#pragma unroll
-        for (int mi = 0; mi < SDP_MI; ++mi) {
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const int i = i0 + mi * 16 + g + 8 * r;
-#pragma unroll
-                for (int nj = 0; nj < SDP_NJ; ++nj) {
-                    const int j = j0 + nj * 8 + 2 * t;
-                    const io_t* src = gB + (i64)i * p.bias.ss + j;
-                    u32 v = 0;
-                    if (i < p.sq && j + 1 < p.skv && bias_pairs) {
-                        v = *(const u32*)src;
-                    } else if (i < p.sq) {
-                        if (j < p.skv) v = src[0];
-                        if (j + 1 < p.skv) v |= (u32)src[1] << 16;
-                    }
-                    bias2[mi][nj][r] = v;
-                }
-            }
-        }
-#else
-        const u32 (*bias2)[SDP_NJ][2] = nullptr;
-#endif
         // Every (i, j) of the tile inside the sequences and the band: no per-element mask.
         // A walked tile has q0 < q, so q0 + shift + bound stays within 32 bits (attn.cuh).
         bool interior = q0 + BLOCK_Q <= L.q && n0 + BLOCK_KV <= L.kv;
@@ -541,11 +548,16 @@ rime_bwd_main(const AttnParams p) {
 #pragma unroll
         for (int kk = kJoint; kk < HEAD_DIM_V / 16; ++kk)
             s_k16<V_REGS, LD_V>(dp, a_do + do_off, b_v, kk, vf);
+#if HAS_ALIBI
+        const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;  // (after product 1: fewer live registers)
+#else
+        const float alibi_log2 = 0.f;
+#endif
         if (interior)
-            softmax_vjp<false>(s, dp, lse, delta, bias2, p, L, i0, s_il0, j0, g, t, scale_log2,
+            softmax_vjp<false>(s, dp, lse, delta, sP, p, L, i0, s_il0, j0, s_jl0, g, t, scale_log2,
                                alibi_log2);
         else
-            softmax_vjp<true>(s, dp, lse, delta, bias2, p, L, i0, s_il0, j0, g, t, scale_log2,
+            softmax_vjp<true>(s, dp, lse, delta, sP, p, L, i0, s_il0, j0, s_jl0, g, t, scale_log2,
                               alibi_log2);
         store_frag_tile(sP, s, s_il0, s_jl0, g, t);
         store_frag_tile(sdS, dp, s_il0, s_jl0, g, t);
@@ -589,6 +601,9 @@ rime_bwd_main(const AttnParams p) {
                                                                               bt_do + do_off);
         __syncthreads();
         if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, next_h, next_q0, tid);
+#if HAS_BIAS
+        if (has_next) load_bias_tile(sP, p, b, next_h, next_q0, n0, tid);
+#endif
         warp_gemm<DKV_M / 16, DK_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_QK>(dk, at_ds,
                                                                                bt_q + q_off);
 #if STAGES == 1
