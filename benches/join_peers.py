@@ -1,60 +1,77 @@
-"""Joins `rime bench` results with the PyTorch peer script's output from the same GPU run.
+"""Joins `rime bench` results with the peers' output from the same GPU run.
 
-Usage: python3 benches/join_peers.py RESULTS.json PEERS.jsonl OUT.md CHART.svg
+Usage: python3 benches/join_peers.py RESULTS.json OUT.md CHART.svg PEERS.jsonl... [--repeat R2.json] [--tuned T.json]
+
 RESULTS.json: `rime bench --out DIR` writes DIR/results.json.
-PEERS.jsonl: `python3 benches/torch_sdpa_bwd.py DIR/cases.json > PEERS.jsonl` (one JSON per line).
-Writes a markdown section (per-case table, speed ratios, the issue-7 targets) and an SVG chart
-of TFLOP/s by case. Speed ratio = PyTorch time / rime time (above 1: rime is faster).
-Standard library only.
+PEERS.jsonl: one JSON object per line, from any of the peer scripts run on DIR/cases.json:
+  benches/torch_sdpa_bwd.py (FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION), the cuDNN
+  frontend peer (CUDNN_FE: cuDNN's own Hopper kernels, a reference point only, they use wgmma) and
+  the FROST peer (FROST_SM120: the cuDNN frontend 1.32 SM120 DSL kernels, the seed rime must beat).
+--repeat R2.json: a second `rime bench` of the same binary later in the same run (after the peers);
+  the table gets the repeat ratio (first time / second time) per case and its median.
+--tuned T.json: `rime bench --tuning h200` in the same run; the table gets the SM120 configuration's
+  time over the H200-tuned one's (SM120 time / tuned time, below 1: the tuned kernel is faster).
+Writes a markdown section (per-case table, speed ratios, the targets) and an SVG chart of TFLOP/s
+by case. Speed ratio = peer time / rime time (above 1: rime is faster). Standard library only.
 """
 import json
 import statistics
 import sys
 
-BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
-SHORT = {"FLASH_ATTENTION": "FLASH", "EFFICIENT_ATTENTION": "EFFICIENT", "CUDNN_ATTENTION": "CUDNN"}
+BACKENDS = ("FROST_SM120", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "CUDNN_FE")
+SHORT = {"FROST_SM120": "FROST", "FLASH_ATTENTION": "FLASH", "EFFICIENT_ATTENTION": "EFFICIENT",
+         "CUDNN_ATTENTION": "torch-CUDNN", "CUDNN_FE": "cuDNN-FE"}
 KEYS = ("b", "hq", "hk", "sq", "skv", "d", "dv", "causal", "bias", "dtype", "deterministic")
 
 
 def key(case):
-    return tuple(case[k] for k in KEYS)
+    return tuple(case.get(k) if k != "dv" else case.get("dv", case["d"]) for k in KEYS)
 
 
-def load(results_path, peers_path):
-    rime = json.load(open(results_path))
-    peers, meta = {}, {}
-    for line in open(peers_path):
-        line = line.strip()
-        if not line:
-            continue
-        r = json.loads(line)
-        if "case" not in r:
-            meta = r
-            continue
-        peers.setdefault(key(r["case"]), {})[r["backend"]] = r
-    return rime, peers, meta
+def load_peers(paths):
+    peers, meta = {}, []
+    for path in paths:
+        for line in open(path):
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            r = json.loads(line)
+            if "case" not in r:
+                meta.append(r)
+                continue
+            # The FROST peer builds every case in bf16: its f16 rows would time another dtype.
+            if r["backend"] == "FROST_SM120" and r["case"].get("dtype", "bf16") != "bf16":
+                continue
+            peers.setdefault(key(r["case"]), {})[r["backend"]] = r
+    return peers, meta
 
 
 def fmt(x, digits=2):
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def join(rime, peers):
+def by_key(results):
+    return {key(r["case"]): r for r in results["results"]} if results else {}
+
+
+def join(rime, peers, repeat, tuned):
+    rep, tun = by_key(repeat), by_key(tuned)
     rows = []
     for r in rime["results"]:
         p = peers.get(key(r["case"]), {})
         ms = {b: p[b]["ms"] for b in BACKENDS if b in p and "ms" in p[b]}
-        best = min(ms.items(), key=lambda kv: kv[1]) if ms else None
         rime_ms = r.get("median_ms")
-        row = {
+        r2 = rep.get(key(r["case"]), {}).get("median_ms")
+        t = tun.get(key(r["case"]), {})
+        rows.append({
             "r": r,
             "ms": ms,
             "tflops": {b: p[b]["tflops"] for b in BACKENDS if b in p and "tflops" in p[b]},
-            "best": best,
             "vs": {b: (ms[b] / rime_ms if rime_ms else None) for b in ms},
-            "vs_best": (best[1] / rime_ms) if (best and rime_ms) else None,
-        }
-        rows.append(row)
+            "repeat": (rime_ms / r2) if (rime_ms and r2) else None,
+            "tuned": t,
+            "vs_tuned": (rime_ms / t["median_ms"]) if (rime_ms and t.get("median_ms")) else None,
+        })
     return rows
 
 
@@ -64,52 +81,95 @@ def median_or_none(xs):
 
 
 def targets(rows):
+    """The SM120 backward redesign's targets, each as (name, wanted, measured, cases, met)."""
     c = lambda row: row["r"]["case"]
+    vs = lambda row, b: row["vs"].get(b)
+    bf16 = [row for row in rows if c(row)["dtype"] == "bf16"]
     out = []
-    nb = [row["vs"].get("FLASH_ATTENTION") for row in rows
-          if c(row)["bias"] == "none" and not c(row)["deterministic"] and c(row)["dtype"] == "bf16"]
-    m, n = median_or_none(nb)
-    out.append(("no bias, non-deterministic: FLASH time / rime time, suite median", ">= 1.0", m, n, m is not None and m >= 1.0))
-    bb = [row["vs"].get("EFFICIENT_ATTENTION") for row in rows
-          if c(row)["bias"] != "none" and not c(row)["deterministic"]]
-    m, n = median_or_none(bb)
-    out.append(("bias + dBias, non-deterministic: EFFICIENT time / rime time, median", ">= 2.0", m, n, m is not None and m >= 2.0))
-    db = [row["vs"].get("EFFICIENT_ATTENTION") for row in rows
-          if c(row)["bias"] == "batch" and c(row)["deterministic"]]
-    m, n = median_or_none(db)
-    out.append(("deterministic per-batch bias + dBias: EFFICIENT (deterministic) time / rime time, median", ">= 4.0", m, n, m is not None and m >= 4.0))
-    nd = {key(dict(c(row), deterministic=False)): row["r"].get("median_ms") for row in rows if not c(row)["deterministic"]}
-    own = [row["r"]["median_ms"] / nd[key(dict(c(row), deterministic=False))] for row in rows
-           if c(row)["bias"] == "batch" and c(row)["deterministic"] and row["r"].get("median_ms")
-           and nd.get(key(dict(c(row), deterministic=False)))]
-    m, n = median_or_none(own)
-    out.append(("deterministic per-batch bias + dBias: rime deterministic time / rime non-deterministic time, median", "<= 1.2", m, n, m is not None and m <= 1.2))
+
+    def median_target(name, want, xs, ok):
+        m, n = median_or_none(xs)
+        out.append((name, want, m, n, m is not None and ok(m)))
+
+    nb = [row for row in bf16 if c(row)["bias"] == "none" and not c(row)["deterministic"]]
+    median_target("no bias, non-deterministic: FROST time / rime time, median", ">= 1.15",
+                  [vs(row, "FROST_SM120") for row in nb], lambda m: m >= 1.15)
+    median_target("no bias, non-deterministic: FLASH time / rime time, median", ">= 1.15",
+                  [vs(row, "FLASH_ATTENTION") for row in nb], lambda m: m >= 1.15)
+    big = [row["r"].get("tflops") for row in nb if (c(row)["b"], c(row)["hq"], c(row)["sq"], c(row)["d"]) == (1, 16, 8192, 128)
+           and not c(row)["causal"]]
+    median_target("TFLOP/s at b1 h16 s8192 d128, no bias, non-causal", ">= 325", big, lambda m: m >= 325)
+    nd = lambda bias: [vs(row, "FROST_SM120") for row in bf16 if c(row)["bias"] == bias and not c(row)["deterministic"]]
+    median_target("per-batch bias + dBias, non-deterministic: FROST time / rime time, median", ">= 1.6", nd("batch"), lambda m: m >= 1.6)
+    median_target("broadcast bias + dBias, non-deterministic: FROST time / rime time, median", ">= 1.5", nd("broadcast"), lambda m: m >= 1.5)
+    det = [row for row in bf16 if c(row)["bias"] == "batch" and c(row)["deterministic"]]
+    median_target("deterministic per-batch bias + dBias: FROST deterministic time / rime time, median", ">= 1.6",
+                  [vs(row, "FROST_SM120") for row in det], lambda m: m >= 1.6)
+    own_nd = {key(dict(c(row), deterministic=False)): row["r"].get("median_ms") for row in bf16 if not c(row)["deterministic"]}
+    own = [row["r"]["median_ms"] / own_nd[key(dict(c(row), deterministic=False))] for row in det
+           if row["r"].get("median_ms") and own_nd.get(key(dict(c(row), deterministic=False)))]
+    median_target("deterministic per-batch bias + dBias: rime deterministic time / rime non-deterministic time, median", "<= 1.1",
+                  own, lambda m: m <= 1.1)
+    d128 = [vs(row, "FROST_SM120") for row in bf16 if c(row)["d"] == 128 and c(row)["hq"] == c(row)["hk"]]
+    m128, _ = median_or_none(d128)
+    for name, sel in (("d192/128", lambda cc: cc["d"] == 192), ("GQA", lambda cc: cc["hq"] != cc["hk"])):
+        median_target(f"{name} rows: FROST time / rime time, median, against the d128 MHA rows' {fmt(m128)}",
+                      f">= {fmt(m128)}", [vs(row, "FROST_SM120") for row in bf16 if sel(c(row))],
+                      lambda m: m128 is not None and m >= m128)
+    median_target("SM120 configuration time / H200-tuned configuration time, median (SM120 within 0.85x: <= 1/0.85)",
+                  "<= 1.18", [row["vs_tuned"] for row in rows], lambda m: m <= 1 / 0.85)
     return out
 
 
-def markdown(rime, rows, meta):
-    lines = [f"Run: {rime['header']}; peers: torch {meta.get('torch')}, cuDNN {meta.get('cudnn')}, {meta.get('device')}.", ""]
-    lines.append("Speed ratio = PyTorch median time / rime median time (above 1: rime faster); `-` = the backend refused the case (or rime rejected it).")
-    lines.append("")
-    lines.append("| case | rime route | rime ms | rime TFLOP/s | bias GB/s | FLASH ms | EFFICIENT ms | CUDNN ms | best PyTorch | vs best | vs FLASH | vs EFFICIENT | vs CUDNN |")
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+def route_of(r):
+    if r.get("route"):
+        return r["route"]
+    return "rejected " + ",".join(r.get("rejected", [])) if r.get("rejected") else r.get("error", "-")
+
+
+def markdown(rime, rows, meta, has_repeat, has_tuned):
+    lines = [f"Run: {rime['header']}.", ""]
+    for m in meta:
+        if "check" in m or "check_failed" in m:
+            m = {k: v for k, v in m.items() if k != "tb"}
+        lines.append(f"- peer: `{json.dumps(m)}`")
+    lines += ["", "Speed ratio = peer median time / rime median time (above 1: rime faster); `-` = the backend "
+              "refused the case (or rime rejected it). FROST rows are bf16 only (its peer builds bf16 tensors).", ""]
+    present = [b for b in BACKENDS if any(b in row["ms"] for row in rows)]  # peers that ran
+    head = ["case", "rime route", "rime kernels", "rime ms", "rime TFLOP/s"] + [f"{SHORT[b]} ms" for b in present] \
+        + [f"vs {SHORT[b]}" for b in present]
+    if has_repeat:
+        head.append("repeat")
+    if has_tuned:
+        head += ["tuned kernels", "tuned ms", "SM120/tuned"]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|---|---|---|" + "---:|" * (len(head) - 3))
     for row in rows:
         r = row["r"]
-        route = r.get("route") or ("rejected " + ",".join(r.get("rejected", [])) if r.get("rejected") else r.get("error", "-"))
-        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
-            r["name"], route, fmt(r.get("median_ms"), 3), fmt(r.get("tflops"), 1), fmt(r.get("bias_gbps"), 0),
-            *(fmt(row["ms"].get(b), 3) for b in BACKENDS),
-            SHORT[row["best"][0]] if row["best"] else "-", fmt(row["vs_best"]),
-            *(fmt(row["vs"].get(b)) for b in BACKENDS)))
-    lines += ["", "### Issue 7 targets (this run)", "", "| target | wanted | measured | cases | met |", "|---|---|---:|---:|---|"]
+        cells = [r["name"], route_of(r), "+".join(r.get("kernels", [])) or "-", fmt(r.get("median_ms"), 3), fmt(r.get("tflops"), 1)]
+        cells += [fmt(row["ms"].get(b), 3) for b in present] + [fmt(row["vs"].get(b)) for b in present]
+        if has_repeat:
+            cells.append(fmt(row["repeat"], 3))
+        if has_tuned:
+            t = row["tuned"]
+            cells += ["+".join(t.get("kernels", [])) or "-", fmt(t.get("median_ms"), 3), fmt(row["vs_tuned"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    if has_repeat:
+        m, n = median_or_none([row["repeat"] for row in rows])
+        lo = min((row["repeat"] for row in rows if row["repeat"]), default=None)
+        hi = max((row["repeat"] for row in rows if row["repeat"]), default=None)
+        lines += ["", f"Repeat ratio (first rime time / second rime time, same binary, same run): median {fmt(m, 3)} over {n} cases, "
+                  f"range {fmt(lo, 3)}-{fmt(hi, 3)}."]
+    lines += ["", "### Targets (this run)", "", "| target | wanted | measured | cases | met |", "|---|---|---:|---:|---|"]
     for name, want, m, n, ok in targets(rows):
         lines.append(f"| {name} | {want} | {fmt(m)} | {n} | {'yes' if ok else 'no'} |")
     return "\n".join(lines) + "\n"
 
 
 def svg(rows, path):
-    colors = {"rime": "#d62728", "FLASH_ATTENTION": "#1f77b4", "EFFICIENT_ATTENTION": "#2ca02c", "CUDNN_ATTENTION": "#9467bd"}
-    series = ["rime"] + list(BACKENDS)
+    colors = {"rime": "#d62728", "FROST_SM120": "#ff7f0e", "FLASH_ATTENTION": "#1f77b4", "EFFICIENT_ATTENTION": "#2ca02c",
+              "CUDNN_ATTENTION": "#9467bd", "CUDNN_FE": "#8c564b"}
+    series = ["rime"] + [b for b in BACKENDS if any(b in row["tflops"] for row in rows)]
     vals = []
     for row in rows:
         v = {"rime": row["r"].get("tflops")}
@@ -120,7 +180,7 @@ def svg(rows, path):
     row_h = bar * len(series) + gap
     height = 60 + row_h * len(rows)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 60}" height="{height}" font-family="sans-serif" font-size="10">',
-           f'<text x="10" y="16" font-size="13">SDPA backward TFLOP/s on the H200 by case (FLOPs = 10*B*Hq*Sq*Skv*Dqk, halved when causal)</text>']
+           '<text x="10" y="16" font-size="13">SDPA backward TFLOP/s on the H200 by case (FLOPs = 10*B*Hq*Sq*Skv*Dqk, halved when causal)</text>']
     for i, s in enumerate(series):
         out.append(f'<rect x="{10 + i * 120}" y="26" width="10" height="10" fill="{colors[s]}"/><text x="{24 + i * 120}" y="35">{SHORT.get(s, s)}</text>')
     for t in range(0, int(top) + 1, 50):
@@ -138,12 +198,22 @@ def svg(rows, path):
 
 
 def main():
-    if len(sys.argv) != 5:
+    args = sys.argv[1:]
+    opts = {}
+    for flag in ("--repeat", "--tuned"):
+        if flag in args:
+            i = args.index(flag)
+            if i + 1 >= len(args):
+                sys.exit(f"{flag} needs a results.json\n{__doc__}")
+            opts[flag] = json.load(open(args[i + 1]))
+            del args[i:i + 2]
+    if len(args) < 4:
         sys.exit(__doc__)
-    rime, peers, meta = load(sys.argv[1], sys.argv[2])
-    rows = join(rime, peers)
-    open(sys.argv[3], "w").write(markdown(rime, rows, meta))
-    svg(rows, sys.argv[4])
+    rime = json.load(open(args[0]))
+    peers, meta = load_peers(args[3:])
+    rows = join(rime, peers, opts.get("--repeat"), opts.get("--tuned"))
+    open(args[1], "w").write(markdown(rime, rows, meta, "--repeat" in opts, "--tuned" in opts))
+    svg(rows, args[2])
 
 
 if __name__ == "__main__":
