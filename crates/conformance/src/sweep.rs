@@ -101,6 +101,18 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
                 ..s.clone()
             },
         );
+        // Skv and every bias stride multiples of 8 elements: the main kernel copies the bias
+        // tile with 16-byte cp.async (the cases above, Skv 90, take its element-copy path).
+        add(
+            &format!("{tag}-causal-bias-dbias-skv96"),
+            CaseSpec {
+                band: CAUSAL,
+                bias: bias(true, true),
+                dbias: true,
+                skv: 96,
+                ..s.clone()
+            },
+        );
         add(
             &format!("{tag}-window-bcast-dbias"),
             CaseSpec {

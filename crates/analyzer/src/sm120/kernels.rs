@@ -146,7 +146,7 @@ impl KernelConfig {
 /// Elements of padding per shared-memory row (16 bytes: conflict-free ldmatrix).
 pub const SMEM_ROW_PAD: u32 = 8;
 
-/// Backward main kernel: resident K and V tiles, the P and dS tiles ([q][kv], io type; in V's
+/// Backward main kernel: resident K and V tiles, the P and dS tiles (`[q][kv]`, io type; in V's
 /// space when `v_regs`, where V is read only into registers), `stages` buffers of the streamed
 /// Q tile, one of dO and one f32 row each of LSE and delta; rows padded.
 pub const fn smem_backward(bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32, v_regs: bool) -> u32 {
