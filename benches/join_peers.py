@@ -83,41 +83,41 @@ def median_or_none(xs):
 def targets(rows):
     """The SM120 backward redesign's targets, each as (name, wanted, measured, cases, met)."""
     c = lambda row: row["r"]["case"]
-    vs = lambda row, b: row["vs"].get(b)
+    frost = lambda rs: [row["vs"].get("FROST_SM120") for row in rs]
     bf16 = [row for row in rows if c(row)["dtype"] == "bf16"]
     out = []
 
-    def median_target(name, want, xs, ok):
+    def median_target(name, op, bound, xs):
         m, n = median_or_none(xs)
-        out.append((name, want, m, n, m is not None and ok(m)))
+        met = m is not None and bound is not None and (m >= bound if op == ">=" else m <= bound)
+        out.append((name, f"{op} {fmt(bound)}", m, n, met))
 
     nb = [row for row in bf16 if c(row)["bias"] == "none" and not c(row)["deterministic"]]
-    median_target("no bias, non-deterministic: FROST time / rime time, median", ">= 1.15",
-                  [vs(row, "FROST_SM120") for row in nb], lambda m: m >= 1.15)
-    median_target("no bias, non-deterministic: FLASH time / rime time, median", ">= 1.15",
-                  [vs(row, "FLASH_ATTENTION") for row in nb], lambda m: m >= 1.15)
+    median_target("no bias, non-deterministic: FROST time / rime time, median", ">=", 1.15, frost(nb))
+    median_target("no bias, non-deterministic: FLASH time / rime time, median", ">=", 1.15,
+                  [row["vs"].get("FLASH_ATTENTION") for row in nb])
     big = [row["r"].get("tflops") for row in nb if (c(row)["b"], c(row)["hq"], c(row)["sq"], c(row)["d"]) == (1, 16, 8192, 128)
            and not c(row)["causal"]]
-    median_target("TFLOP/s at b1 h16 s8192 d128, no bias, non-causal", ">= 325", big, lambda m: m >= 325)
-    nd = lambda bias: [vs(row, "FROST_SM120") for row in bf16 if c(row)["bias"] == bias and not c(row)["deterministic"]]
-    median_target("per-batch bias + dBias, non-deterministic: FROST time / rime time, median", ">= 1.6", nd("batch"), lambda m: m >= 1.6)
-    median_target("broadcast bias + dBias, non-deterministic: FROST time / rime time, median", ">= 1.5", nd("broadcast"), lambda m: m >= 1.5)
+    median_target("TFLOP/s at b1 h16 s8192 d128, no bias, non-causal", ">=", 325, big)
+    nd = lambda bias: [row for row in bf16 if c(row)["bias"] == bias and not c(row)["deterministic"]]
+    median_target("per-batch bias + dBias, non-deterministic: FROST time / rime time, median", ">=", 1.6, frost(nd("batch")))
+    median_target("broadcast bias + dBias, non-deterministic: FROST time / rime time, median", ">=", 1.5, frost(nd("broadcast")))
     det = [row for row in bf16 if c(row)["bias"] == "batch" and c(row)["deterministic"]]
-    median_target("deterministic per-batch bias + dBias: FROST deterministic time / rime time, median", ">= 1.6",
-                  [vs(row, "FROST_SM120") for row in det], lambda m: m >= 1.6)
-    own_nd = {key(dict(c(row), deterministic=False)): row["r"].get("median_ms") for row in bf16 if not c(row)["deterministic"]}
-    own = [row["r"]["median_ms"] / own_nd[key(dict(c(row), deterministic=False))] for row in det
-           if row["r"].get("median_ms") and own_nd.get(key(dict(c(row), deterministic=False)))]
-    median_target("deterministic per-batch bias + dBias: rime deterministic time / rime non-deterministic time, median", "<= 1.1",
-                  own, lambda m: m <= 1.1)
-    d128 = [vs(row, "FROST_SM120") for row in bf16 if c(row)["d"] == 128 and c(row)["hq"] == c(row)["hk"]]
-    m128, _ = median_or_none(d128)
+    median_target("deterministic per-batch bias + dBias: FROST deterministic time / rime time, median", ">=", 1.6, frost(det))
+    twin = lambda row: key(dict(c(row), deterministic=False))  # the non-deterministic twin's key
+    own_nd = {twin(row): row["r"].get("median_ms") for row in bf16 if not c(row)["deterministic"]}
+    own = [row["r"]["median_ms"] / own_nd[twin(row)] for row in det if row["r"].get("median_ms") and own_nd.get(twin(row))]
+    median_target("deterministic per-batch bias + dBias: rime deterministic time / rime non-deterministic time, median",
+                  "<=", 1.1, own)
+    m128, _ = median_or_none(frost([row for row in bf16 if c(row)["d"] == 128 and c(row)["hq"] == c(row)["hk"]]))
     for name, sel in (("d192/128", lambda cc: cc["d"] == 192), ("GQA", lambda cc: cc["hq"] != cc["hk"])):
-        median_target(f"{name} rows: FROST time / rime time, median, against the d128 MHA rows' {fmt(m128)}",
-                      f">= {fmt(m128)}", [vs(row, "FROST_SM120") for row in bf16 if sel(c(row))],
-                      lambda m: m128 is not None and m >= m128)
-    median_target("SM120 configuration time / H200-tuned configuration time, median (SM120 within 0.85x: <= 1/0.85)",
-                  "<= 1.18", [row["vs_tuned"] for row in rows], lambda m: m <= 1 / 0.85)
+        median_target(f"{name} rows: FROST time / rime time, median, at least the d128 MHA rows' median", ">=", m128,
+                      frost([row for row in bf16 if sel(c(row))]))
+    # Per envelope: a median over every tuned row would let the many d128 rows hide another one.
+    for envelope in sorted({(c(row)["d"], c(row)["dv"]) for row in rows if row["vs_tuned"] is not None}):
+        median_target(f"d{envelope[0]}/{envelope[1]}: SM120 configuration time / H200-tuned configuration time, median "
+                      "(within 0.85x: <= 1/0.85)", "<=", 1 / 0.85,
+                      [row["vs_tuned"] for row in rows if (c(row)["d"], c(row)["dv"]) == envelope])
     return out
 
 
