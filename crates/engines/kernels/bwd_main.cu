@@ -46,8 +46,8 @@
 // plus f32 rows:
 //   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), P and dS BLOCK_Q x (BLOCK_KV+8) each (P's tile
 //   holds the staged bias until product 1; with V_REGS both reuse V's space: V is read only
-//   into the registers), STAGES x Q BLOCK_Q x
-//   (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta 2 x BLOCK_Q x 4 bytes. The table's entries
+//   into the registers), STAGES x Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta
+//   2 x BLOCK_Q x 4 bytes. The table's entries
 //   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 32 x 128, V_REGS:
 //   96,000 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
 //   all with two Q buffers (cap 101,376 B).
@@ -63,7 +63,8 @@
 #define LD_V (HEAD_DIM_V + 8)
 #define LD_S (BLOCK_KV + 8)
 // V's region; with V_REGS it also holds P and dS (V is read only into registers).
-#define V_REGION (V_REGS && 2 * BLOCK_Q * LD_S > BLOCK_KV * LD_V ? 2 * BLOCK_Q * LD_S : BLOCK_KV * LD_V)
+#define V_REGION \
+    (V_REGS && 2 * BLOCK_Q * LD_S > BLOCK_KV * LD_V ? 2 * BLOCK_Q * LD_S : BLOCK_KV * LD_V)
 #define BWD_SMEM                                                                          \
     (2 * (BLOCK_KV * LD_QK + V_REGION + (V_REGS ? 0 : 2 * BLOCK_Q * LD_S) +               \
           STAGES * BLOCK_Q * LD_QK + BLOCK_Q * LD_V) +                                     \
@@ -248,7 +249,10 @@ __device__ __forceinline__ void warp_gemm(float (*acc)[NJ][4], u32 a_lane, u32 b
 // elements with P), so that the bias load overlaps the previous step's dK and dQ. Rows past Sq
 // and columns past Skv read as 0 (masked). The bias is not a vector port (any stride is
 // allowed): with 16-byte rows (VEC: base, batch, head and row strides and Skv multiples of 8
-// elements) cp.async copies it with the step's other prefetches, else element loads do.
+// elements) cp.async copies it with the step's other prefetches, else element loads do. One
+// chunk loop serves both (not load_tile, whose chunks are whole: Skv may end mid-chunk here),
+// and the test is redone per call: either way fewer live registers (0 spills; a separate
+// element loop or a hoisted flag spilled).
 __device__ __forceinline__ void load_bias_tile(io_t* sB, const AttnParams& p, int b, int h,
                                                int q0, int n0, int tid) {
     const bool vec = ((p.bias.ptr | (u64)p.bias.sb | (u64)p.bias.sh | (u64)p.bias.ss |
@@ -316,16 +320,18 @@ __device__ __forceinline__ void zero_acc(float (*acc)[NJ][4]) {
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-        for (int nj = 0; nj < NJ; ++nj) acc[mi][nj][0] = acc[mi][nj][1] = acc[mi][nj][2] = acc[mi][nj][3] = 0.f;
+        for (int nj = 0; nj < NJ; ++nj)
+            acc[mi][nj][0] = acc[mi][nj][1] = acc[mi][nj][2] = acc[mi][nj][3] = 0.f;
     }
 }
 
 // The softmax VJP on the warp's S / dP fragments: S becomes P = exp2(S * scale * log2 e + Bias
 // * log2 e + ALiBi - Stats * log2 e), 0 where (i, j) is masked, and dP becomes dS = P (dP -
 // delta), with the bias read from the staged [q][kv] tile sB (the warp's own elements of sP,
-// which it overwrites with P afterwards). Tiles wholly inside the sequences and the band skip the mask test (MASKED false), a
-// uniform branch per step instead of a select per element. Fragment element e of block (mi, nj)
-// is query row i = i0 + 16 mi + g + 8 (e >> 1), KV column j = j0 + 8 nj + 2 t + (e & 1).
+// which it overwrites with P afterwards). Tiles wholly inside the sequences and the band skip
+// the mask test (MASKED false), a uniform branch per step instead of a select per element.
+// Fragment element e of block (mi, nj) is query row i = i0 + 16 mi + g + 8 (e >> 1), KV
+// column j = j0 + 8 nj + 2 t + (e & 1).
 template <bool MASKED>
 __device__ __forceinline__ void softmax_vjp(float (*s)[SDP_NJ][4], float (*dp)[SDP_NJ][4],
                                             const float* sLse, const float* sDelta,
@@ -549,16 +555,17 @@ rime_bwd_main(const AttnParams p) {
         for (int kk = kJoint; kk < HEAD_DIM_V / 16; ++kk)
             s_k16<V_REGS, LD_V>(dp, a_do + do_off, b_v, kk, vf);
 #if HAS_ALIBI
-        const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;  // (after product 1: fewer live registers)
+        // (after product 1: fewer live registers)
+        const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
 #else
         const float alibi_log2 = 0.f;
 #endif
         if (interior)
-            softmax_vjp<false>(s, dp, lse, delta, sP, p, L, i0, s_il0, j0, s_jl0, g, t, scale_log2,
-                               alibi_log2);
+            softmax_vjp<false>(s, dp, lse, delta, sP, p, L, i0, s_il0, j0, s_jl0, g, t,
+                               scale_log2, alibi_log2);
         else
-            softmax_vjp<true>(s, dp, lse, delta, sP, p, L, i0, s_il0, j0, s_jl0, g, t, scale_log2,
-                              alibi_log2);
+            softmax_vjp<true>(s, dp, lse, delta, sP, p, L, i0, s_il0, j0, s_jl0, g, t,
+                              scale_log2, alibi_log2);
         store_frag_tile(sP, s, s_il0, s_jl0, g, t);
         store_frag_tile(sdS, dp, s_il0, s_jl0, g, t);
 #if DBIAS_MODE == 2
