@@ -501,16 +501,19 @@ rime_bwd_main(const AttnParams p) {
 #endif
 #endif
 
+    // The step's head of the group and Q tile, counted up (no runtime division per step).
+    int hh = 0;
+    int m = m_begin;
     for (int step = 0; step < steps; ++step) {
-        const int hh = step / tiles;
         const int h = kvh * group + hh;
-        const int m = m_begin + (step - hh * tiles);
         const int q0 = m * BLOCK_Q;
         // The next step's head and Q tile (prefetched during this one).
         const bool has_next = step + 1 < steps;
-        const int next_hh = (step + 1) / tiles;
+        const bool wraps = m + 1 == m_end;
+        const int next_hh = wraps ? hh + 1 : hh;
+        const int next_m = wraps ? m_begin : m + 1;
         const int next_h = kvh * group + next_hh;
-        const int next_q0 = (m_begin + (step + 1 - next_hh * tiles)) * BLOCK_Q;
+        const int next_q0 = next_m * BLOCK_Q;
         // This step's Q buffer and its byte offset from buffer 0.
         const int cur = STAGES == 2 ? (step & 1) : 0;
         const int q_off = cur * 2 * kQBuf;
@@ -673,6 +676,8 @@ rime_bwd_main(const AttnParams p) {
         if (tid == 0) st_release_u32(gRelay + m, turn + 1);
 #endif
 #endif
+        hh = next_hh;
+        m = next_m;
     }
 
     // Epilogue: dK (scaled) and dV in the io dtype, rows past Skv skipped. A tile no query
