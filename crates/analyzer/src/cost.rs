@@ -178,7 +178,7 @@ pub fn estimate(
     };
     let mut seconds = compute.max(memory);
     match (config.route, config.kernel) {
-        (Some(Route::Relay), Some(k)) => seconds *= 1.0 + relay_penalty(k),
+        (Some(Route::Relay | Route::OrderedDbias), Some(k)) => seconds *= 1.0 + relay_penalty(k),
         (Some(Route::TwoKernel), _) => {
             let pitch = (s.skv as f64 / 128.0).ceil() * 128.0;
             let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk;
@@ -237,6 +237,11 @@ fn route_bytes(config: &EngineConfig) -> f64 {
     match config.route {
         // Zeroed, written back once from L2 after the reductions, read by the convert kernel.
         Some(Route::Atomic | Route::Relay) => 3.0 * region_bytes(config, RegionKind::DqAccum),
+        // dQ as relay; the partials written once and read once by the convert kernel.
+        Some(Route::OrderedDbias) => {
+            3.0 * region_bytes(config, RegionKind::DqAccum)
+                + 2.0 * region_bytes(config, RegionKind::DbiasPartials)
+        }
         Some(Route::TwoKernel) | None => 0.0,
     }
 }
@@ -247,8 +252,10 @@ fn launches(config: &EngineConfig, backward: bool, node: &Node) -> u32 {
         (EngineKind::Sm120, false) => 1,
         (EngineKind::Sm120, true) => {
             // preprocess + main + (dQ convert | dQ GEMM), + dBias convert when accumulated.
-            let dbias = config.workspace.region(RegionKind::DbiasAccum).is_some()
-                && node.output(Port::DBias).is_some();
+            let summed = [RegionKind::DbiasAccum, RegionKind::DbiasPartials]
+                .iter()
+                .any(|&k| config.workspace.region(k).is_some());
+            let dbias = summed && node.output(Port::DBias).is_some();
             3 + u32::from(dbias)
         }
     }

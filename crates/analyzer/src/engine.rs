@@ -49,18 +49,28 @@ pub enum Route {
     /// The main kernel writes dS to the workspace; a second GEMM kernel computes dQ = scale dS K
     /// with no atomics; deterministic.
     TwoKernel,
+    /// relay's dQ, and a broadcast bias's dBias written per (batch, head) as f32 partials that
+    /// the convert kernel sums in a fixed order; deterministic, dBias included. Offered only for
+    /// graphs whose dBias sums over a broadcast (elsewhere it would be relay).
+    OrderedDbias,
 }
 
 impl Route {
     /// Every route, in report order.
-    pub const ALL: [Route; 3] = [Route::Atomic, Route::Relay, Route::TwoKernel];
+    pub const ALL: [Route; 4] = [
+        Route::Atomic,
+        Route::Relay,
+        Route::TwoKernel,
+        Route::OrderedDbias,
+    ];
 
-    /// The stable name (`atomic`, `relay`, `two_kernel`).
+    /// The stable name (`atomic`, `relay`, `two_kernel`, `ordered_dbias`).
     pub const fn name(self) -> &'static str {
         match self {
             Route::Atomic => "atomic",
             Route::Relay => "relay",
             Route::TwoKernel => "two_kernel",
+            Route::OrderedDbias => "ordered_dbias",
         }
     }
 
@@ -69,7 +79,13 @@ impl Route {
         Route::ALL.into_iter().find(|r| r.name() == name)
     }
 
-    /// True when the route's dQ is bitwise reproducible.
+    /// True when dQ is reduced as on relay (ordered turns per Q tile): relay and ordered_dbias.
+    pub const fn relays_dq(self) -> bool {
+        matches!(self, Route::Relay | Route::OrderedDbias)
+    }
+
+    /// True when the route's dQ is bitwise reproducible (and, on ordered_dbias, a broadcast
+    /// bias's dBias too).
     pub const fn is_deterministic(self) -> bool {
         !matches!(self, Route::Atomic)
     }

@@ -175,8 +175,9 @@ fn fallback_position(c: &EngineConfig) -> usize {
         (EngineKind::Sm120, Some(Route::Relay)) => 0,
         (EngineKind::Sm120, Some(Route::Atomic)) => 1,
         (EngineKind::Sm120, Some(Route::TwoKernel)) => 2,
-        (EngineKind::Sm120, None) => 3,
-        (EngineKind::CpuReference, _) => 4,
+        (EngineKind::Sm120, Some(Route::OrderedDbias)) => 3,
+        (EngineKind::Sm120, None) => 4,
+        (EngineKind::CpuReference, _) => 5,
     }
 }
 
@@ -224,6 +225,10 @@ fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, de
             if det { ", deterministic" } else { "" }
         )),
         Some(Route::TwoKernel) => parts.push("dS round trip + dQ GEMM, deterministic".into()),
+        Some(Route::OrderedDbias) => parts.push(format!(
+            "ordered dQ relay (+{:.0}%) and dBias partials summed in order, deterministic",
+            c.kernel.map_or(0.0, crate::cost::relay_penalty) * 100.0
+        )),
         None => {}
     }
     if c.engine == EngineKind::CpuReference {

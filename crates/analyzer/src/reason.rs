@@ -370,13 +370,15 @@ reason_codes! {
     /// Fix: expand the bias to (1|B, 1|Hq, Sq, Skv).
     BiasSeqBroadcast = "BIA002", Bias;
     /// Deterministic backward with a broadcast Bias (batch or head dim 1 while B or Hq > 1) and
-    /// dBias requested.
+    /// dBias requested, on a route that sums dBias with atomics (atomic, relay, two_kernel).
     ///
-    /// Why: broadcast dBias is summed over batches / heads with fp32 atomics whose order is not
-    /// fixed, so it can not be bitwise reproducible. A per-batch, per-head bias is fine: each
-    /// dBias element is written exactly once.
+    /// Why: on these routes broadcast dBias is summed over batches / heads with fp32 atomics
+    /// whose order is not fixed, so it can not be bitwise reproducible. A per-batch, per-head
+    /// bias is fine: each dBias element is written exactly once.
     ///
-    /// Fix: expand the bias to (B, Hq, Sq, Skv) and sum dBias yourself, or turn determinism off.
+    /// Fix: nothing to fix when the ordered_dbias route is supported (heuristics pick it): it
+    /// writes per-(batch, head) partials and sums them in a fixed order. Otherwise expand the
+    /// bias to (B, Hq, Sq, Skv) and sum dBias yourself, or turn determinism off.
     DeterministicBroadcastDbias = "BIA003", Bias;
 
     // ---------------------------------------------------------------- dropout
@@ -585,6 +587,17 @@ reason_codes! {
     ///
     /// Fix: nothing to fix: relay is selected instead. Free memory, or a larger device, lifts it.
     TwoKernelWorkspace = "RTE006", Route;
+    /// The ordered_dbias route's f32 dBias partials exceed the documented fraction of the
+    /// target's free memory.
+    ///
+    /// Why: the partials hold one f32 dBias slice per (batch, head) the bias broadcasts over,
+    /// B * Hq * Sq * Skv elements in all, so that each element has one writer and the sum runs in
+    /// a fixed order; on a small or busy device that would crowd out activations.
+    ///
+    /// Fix: free memory or use a larger device; split the batch into calls and add their dBias;
+    /// or, when bitwise reproducibility is not needed, turn determinism off (atomic and relay
+    /// sum it with fp32 atomics).
+    OrderedDbiasWorkspace = "RTE007", Route;
 
     // ---------------------------------------------------------------- workspace
     /// The workspace size overflows 64 bits.

@@ -22,6 +22,9 @@ pub enum RegionKind {
     DScores,
     /// f32 dBias accumulator for a broadcast bias (the dBias tensor's element count).
     DbiasAccum,
+    /// f32 dBias partials of a broadcast bias, one dBias-sized slice per (batch, head) the bias
+    /// broadcasts over: B * Hq * Sq * Skv in all (ordered_dbias route).
+    DbiasPartials,
     /// f32 dSink accumulator, Hq.
     DsinkAccum,
 }
@@ -35,6 +38,7 @@ impl RegionKind {
             RegionKind::RelayCounters => "relay_counters",
             RegionKind::DScores => "ds",
             RegionKind::DbiasAccum => "dbias_accum",
+            RegionKind::DbiasPartials => "dbias_partials",
             RegionKind::DsinkAccum => "dsink_accum",
         }
     }
@@ -42,7 +46,10 @@ impl RegionKind {
     /// True when the region must be zero before the main kernel runs (the engine's preprocess
     /// kernel clears it).
     pub const fn needs_zero(self) -> bool {
-        !matches!(self, RegionKind::Delta | RegionKind::DScores)
+        !matches!(
+            self,
+            RegionKind::Delta | RegionKind::DScores | RegionKind::DbiasPartials
+        )
     }
 }
 

@@ -12,6 +12,8 @@ fn stdout(out: &Output) -> String {
 }
 
 const BROADCAST_DET: &str = "tests/fixtures/valid/bwd_bias_broadcast_dbias_deterministic.json";
+/// A graph only the CPU reference takes (sm120: no sinks, SMX010; no deterministic dSink, SMX007).
+const SM120_REJECTS: &str = "tests/fixtures/unsupported/smx007_deterministic_dsink.json";
 
 #[test]
 fn check_prints_the_analyzers_report() {
@@ -25,7 +27,7 @@ fn check_prints_the_analyzers_report() {
 
 #[test]
 fn check_json_is_a_report_document() {
-    let out = rime(&["check", BROADCAST_DET, "--target", "rtx-pro-6000", "--json"]);
+    let out = rime(&["check", SM120_REJECTS, "--target", "rtx-pro-6000", "--json"]);
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
     assert_eq!(doc["format"], "rime.report");
     assert_eq!(
@@ -37,6 +39,18 @@ fn check_json_is_a_report_document() {
         .iter()
         .filter(|c| c["engine"] == "sm120")
         .all(|c| c["verdict"] == "rejected"));
+    // Deterministic broadcast dBias: BIA003 on the atomic-dBias routes, ordered_dbias takes it.
+    let out = rime(&["check", BROADCAST_DET, "--target", "rtx-pro-6000", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let configs = doc["nodes"][0]["configs"].as_array().expect("configs");
+    let verdict = |route: &str| {
+        configs
+            .iter()
+            .find(|c| c["engine"] == "sm120" && c["route"] == route)
+            .map(|c| c["verdict"].clone())
+    };
+    assert_eq!(verdict("relay"), Some("rejected".into()));
+    assert_eq!(verdict("ordered_dbias"), Some("supported".into()));
 }
 
 #[test]
@@ -142,28 +156,32 @@ fn check_several_files_reports_each_and_exits_with_the_worst() {
 fn check_require_engine_names_the_reasons() {
     let out = rime(&[
         "check",
-        BROADCAST_DET,
+        SM120_REJECTS,
         "--target",
         "rtx-5090",
         "--require-engine",
         "sm120",
     ]);
-    assert_eq!(out.status.code(), Some(1), "sm120 rejects it (BIA003)");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "sm120 rejects it (SMX010, SMX007)"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.starts_with(&format!(
-            "error: {BROADCAST_DET}: engine sm120 does not support the graph on target rtx-5090:\n"
+            "error: {SM120_REJECTS}: engine sm120 does not support the graph on target rtx-5090:\n"
         )),
         "{stderr}"
     );
     assert!(
-        stderr.contains("node `") && stderr.contains("BIA003"),
+        stderr.contains("node `") && stderr.contains("SMX007"),
         "{stderr}"
     );
     assert!(!stderr.contains("CPU0"), "only sm120's reasons: {stderr}");
     let cpu = rime(&[
         "check",
-        BROADCAST_DET,
+        SM120_REJECTS,
         "--target",
         "rtx-5090",
         "--require-engine",
@@ -173,7 +191,7 @@ fn check_require_engine_names_the_reasons() {
     assert_eq!(String::from_utf8_lossy(&cpu.stderr), "");
     let json = rime(&[
         "check",
-        BROADCAST_DET,
+        SM120_REJECTS,
         "--json",
         "--require-engine",
         "sm120",

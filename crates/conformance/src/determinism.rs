@@ -19,8 +19,9 @@ use crate::exec::{hash, on_cpu};
 use crate::workload::{median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
 use crate::HarnessError;
 
-/// The shape table (odd lengths, GQA/MQA, causal, per-batch bias + dBias, both io types);
-/// `small` keeps lengths low for compute-sanitizer runs.
+/// The shape table (odd lengths, GQA/MQA, causal, per-batch and broadcast bias + dBias, both io
+/// types); `small` keeps lengths low for compute-sanitizer runs. A broadcast bias with B > 1
+/// runs on ordered_dbias only (BIA003 refuses the other routes).
 pub fn cases(small: bool) -> Vec<BackwardCase> {
     use BiasKind::{Batch, Broadcast, None};
     let c = |b, hq, hk, sq, skv, d, dv, causal, bias, io| BackwardCase {
@@ -43,6 +44,7 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
             c(1, 4, 2, 70, 90, 128, 128, true, Batch, bf),
             c(2, 2, 1, 33, 65, 192, 128, false, None, f),
             c(1, 2, 2, 100, 61, 64, 64, true, Broadcast, f),
+            c(2, 4, 2, 70, 90, 128, 128, true, Broadcast, bf),
         ];
     }
     vec![
@@ -54,10 +56,13 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         c(2, 4, 4, 1000, 1000, 64, 64, false, Batch, bf),
         c(2, 4, 2, 333, 444, 128, 128, true, Batch, f),
         c(2, 8, 8, 1024, 1024, 128, 128, false, None, f),
-        // MQA, causal, odd lengths; a (1, H) bias with B = 1 is a per-batch bias (deterministic
-        // + broadcast + dBias with B > 1 is checked as a rejection instead).
+        // MQA, causal, odd lengths; a (1, H) bias with B = 1 is a per-batch bias.
         c(2, 8, 1, 191, 383, 64, 64, true, Batch, bf),
         c(1, 4, 4, 200, 300, 64, 64, true, Broadcast, bf),
+        // Broadcast over the batch (B > 1): dBias partials summed in order (ordered_dbias).
+        c(2, 4, 4, 257, 300, 64, 64, true, Broadcast, bf),
+        c(3, 8, 2, 300, 190, 128, 128, false, Broadcast, f),
+        c(2, 4, 1, 77, 130, 192, 128, true, Broadcast, bf),
     ]
 }
 

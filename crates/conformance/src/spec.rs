@@ -91,6 +91,15 @@ pub struct CaseSpec {
 }
 
 impl CaseSpec {
+    /// True when dBias sums over a broadcast of the bias (batch or heads): the graphs the
+    /// ordered_dbias route exists for.
+    pub fn reduces_dbias(&self) -> bool {
+        self.dbias
+            && self
+                .bias
+                .is_some_and(|x| (!x.per_batch && self.b > 1) || (!x.per_head && self.hq > 1))
+    }
+
     /// B x Hq x Sq x D self-attention (Hk = Hq, Skv = Sq), bf16 BHSD, nothing else.
     pub fn new(b: usize, hq: usize, hk: usize, sq: usize, skv: usize, d: usize) -> Self {
         Self {

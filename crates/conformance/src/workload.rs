@@ -372,9 +372,14 @@ mod tests {
     }
 
     #[test]
-    fn deterministic_broadcast_dbias_is_rejected() {
-        assert!(routes(&case(BiasKind::Broadcast, true)).is_empty());
-        assert!(!routes(&case(BiasKind::Broadcast, false)).is_empty());
+    fn deterministic_broadcast_dbias_runs_only_on_ordered_dbias() {
+        assert_eq!(
+            routes(&case(BiasKind::Broadcast, true)),
+            vec![Some(Route::OrderedDbias)]
+        );
+        let any = routes(&case(BiasKind::Broadcast, false));
+        assert_eq!(any.first(), Some(&Some(Route::Atomic)), "{any:?}");
+        assert!(any.contains(&Some(Route::OrderedDbias)), "{any:?}");
     }
 
     #[test]

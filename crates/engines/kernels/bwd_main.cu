@@ -13,7 +13,9 @@
 //                               128 columns (zeros where masked or skipped) for dq_gemm.cu.
 //   (routes 0 and 1 end with the convert kernel, which scales and converts dQ)
 //   dBias = dS: stored directly when each element has one writer (DBIAS_MODE 1), else added into
-//   an f32 accumulator (DBIAS_MODE 2, broadcast bias) that the convert kernel turns into dBias.
+//   an f32 accumulator (DBIAS_MODE 2, broadcast bias) that the convert kernel turns into dBias,
+//   or (DBIAS_MODE 3, ordered_dbias route) stored as f32 into this (b, h)'s own partial slice,
+//   which the convert kernel sums with the other slices in a fixed order.
 //
 // Grid (ceil(Skv / BLOCK_KV), Hk, B); requires Hk == Hv. Each block loads its K and V tile once,
 // then walks the query heads of its group and, for each, the query tiles of BLOCK_Q rows that
@@ -40,7 +42,8 @@
 // The bias tile of the next step is staged in sP (cp.async) once every warp is past dV, so that
 // its load overlaps dK, dQ and the reductions; product 1 reads it from there.
 // dQ partial sums leave as 16-byte vector reductions (sm_90+; neighbouring lanes swap halves of
-// their fragments first), broadcast-dBias partial sums as 8-byte ones from the dS fragments.
+// their fragments first), broadcast-dBias partial sums as 8-byte ones from the dS fragments
+// (DBIAS_MODE 3: 8-byte stores of the same pairs).
 //
 // Shared memory (dynamic, 16-bit elements, rows padded by 8 elements: conflict-free ldmatrix)
 // plus f32 rows:
@@ -183,17 +186,36 @@ __device__ __forceinline__ void store_ds_tile(io_t* dst, i64 stride, int rows, i
     }
 }
 
+#if DBIAS_MODE == 2 || DBIAS_MODE == 3
+// The f32 [Sq][Skv] plane that (b, h)'s dS goes to: DBIAS_MODE 2 adds into the bias's own
+// (batch, head) slice of the accumulator; DBIAS_MODE 3 stores into that slice of partial
+// `part`, one part per (batch, head) the bias broadcasts over, so every element has one writer
+// (convert.cu sums the parts in ascending order, as the host's part count assumes).
+__device__ __forceinline__ float* dbias_plane(const AttnParams& p, int b, int h) {
+    const i64 slice = (i64)(p.bias_b == 1 ? 0 : b) * p.bias_h + (p.bias_h == 1 ? 0 : h);
+#if DBIAS_MODE == 3
+    const i64 part = (i64)(p.bias_b == 1 ? b : 0) * (p.bias_h == 1 ? p.hq : 1) +
+                     (p.bias_h == 1 ? h : 0);
+    return (float*)p.dbias_parts + (part * p.bias_b * p.bias_h + slice) * p.sq * p.skv;
+#else
+    return (float*)p.dbias_accum + slice * p.sq * p.skv;
+#endif
+}
+#endif
+
 // Rows the band skips still get dBias = 0 (and, for dq_gemm.cu, which reads every column of
 // this tile, dS = 0) in KV tile n0's columns: rows [0, r0) and [r1, Sq), where the walked Q
-// tiles [m_begin, m_end) cover [r0, r1).
+// tiles [m_begin, m_end) cover [r0, r1). (DBIAS_MODE 2 needs none: its accumulator starts at 0.)
 __device__ __forceinline__ void zero_skipped_rows(const AttnParams& p, int b, int kvh, int n0,
                                                   int m_begin, int m_end, int tid) {
-#if DBIAS_MODE == 1 || DQ_ROUTE == 2
+#if DBIAS_MODE == 1 || DBIAS_MODE == 3 || DQ_ROUTE == 2
     const int group = p.hq / p.hk;
     for (int hh = 0; hh < group; ++hh) {
         const int h = kvh * group + hh;
 #if DBIAS_MODE == 1
         io_t* gdB = (io_t*)p.dbias.ptr + b * p.dbias.sb + h * p.dbias.sh;
+#elif DBIAS_MODE == 3
+        float* gdB = dbias_plane(p, b, h);
 #endif
 #if DQ_ROUTE == 2
         io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
@@ -206,6 +228,8 @@ __device__ __forceinline__ void zero_skipped_rows(const AttnParams& p, int b, in
             const int i = row < r0 ? row : row - r0 + r1;
 #if DBIAS_MODE == 1
             if (n0 + jl < p.skv) gdB[(i64)i * p.dbias.ss + n0 + jl] = 0;
+#elif DBIAS_MODE == 3
+            if (n0 + jl < p.skv) gdB[(i64)i * p.skv + n0 + jl] = 0.f;
 #endif
 #if DQ_ROUTE == 2
             gdS[(i64)i * ds_pitch(p.skv) + jl] = 0;
@@ -571,14 +595,12 @@ rime_bwd_main(const AttnParams p) {
                               scale_log2, alibi_log2);
         store_frag_tile(sP, s, s_il0, s_jl0, g, t);
         store_frag_tile(sdS, dp, s_il0, s_jl0, g, t);
-#if DBIAS_MODE == 2
-        // Broadcast dBias: f32 partial sums straight from the dS fragments, a pair (j, j + 1)
-        // per 8-byte reduction (zero pairs, i.e. masked elements, skipped): a warp's adds cover
-        // 8 rows x one full 32-byte sector per 8 columns.
+#if DBIAS_MODE == 2 || DBIAS_MODE == 3
+        // Broadcast dBias: f32 values straight from the dS fragments, a pair (j, j + 1) per
+        // 8-byte access: a warp's cover 8 rows x one full 32-byte sector per 8 columns. Mode 2
+        // adds them (zero pairs, i.e. masked elements, skipped); mode 3 stores every pair.
         {
-            float* gdBa = (float*)p.dbias_accum +
-                          ((i64)(p.bias_b == 1 ? 0 : b) * p.bias_h + (p.bias_h == 1 ? 0 : h)) *
-                              p.sq * p.skv;
+            float* gdBa = dbias_plane(p, b, h);
             const bool pairs = (p.skv & 1) == 0;
 #pragma unroll
             for (int mi = 0; mi < SDP_MI; ++mi) {
@@ -590,14 +612,24 @@ rime_bwd_main(const AttnParams p) {
                         const int j = j0 + nj * 8 + 2 * t;
                         const float x = dp[mi][nj][2 * r];
                         const float y = dp[mi][nj][2 * r + 1];
-                        if (i >= p.sq || j >= p.skv || (x == 0.f && y == 0.f)) continue;
+                        if (i >= p.sq || j >= p.skv) continue;
                         float* d = gdBa + (i64)i * p.skv + j;
+#if DBIAS_MODE == 2
+                        if (x == 0.f && y == 0.f) continue;
                         if (pairs) {
                             red_add_f32x2(d, x, y);
                         } else {
                             red_add_f32(d, x);
                             if (j + 1 < p.skv) red_add_f32(d + 1, y);
                         }
+#else
+                        if (pairs) {
+                            st_global_f32x2(d, x, y);
+                        } else {
+                            d[0] = x;
+                            if (j + 1 < p.skv) d[1] = y;
+                        }
+#endif
                     }
                 }
             }

@@ -223,6 +223,10 @@ __device__ __forceinline__ void ld_shared_v4(const void* p, u32* w) {
 }
 
 // One 16-byte global store (16-byte aligned address).
+// 8-byte global store of two f32 (p 8-byte aligned).
+__device__ __forceinline__ void st_global_f32x2(float* p, float a, float b) {
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
+}
 __device__ __forceinline__ void st_global_v4(void* p, u32 a, u32 b, u32 c, u32 d) {
     asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(a), "r"(b), "r"(c),
                  "r"(d)

@@ -1,9 +1,12 @@
 // convert.cu: last kernel of the SDPA backward's atomic and relay routes (dQ) and of a broadcast
 // bias's dBias.
-//   dst[a][c][i][j] = scale * src[a][c][i][j], f32 -> io dtype (bf16 / f16)
-// src is a compact f32 accumulator [D0][D1][D2][D3]; dst is the user's tensor with strides
-// (last dim contiguous). Used for dQ (src = dQ accum, scale = attn scale, dims B, Hq, Sq, Dqk) and
-// for broadcast dBias (src = dBias accum, scale = 1, dims bias_b, bias_h, Sq, Skv).
+//   dst[a][c][i][j] = scale * sum over k < parts of src[k][a][c][i][j], f32 -> io dtype
+// src is `parts` compact f32 arrays [D0][D1][D2][D3], part_stride elements apart, summed in
+// ascending k (a fixed order: bitwise reproducible); dst is the user's tensor with strides (last
+// dim contiguous). Used for dQ (src = dQ accum, parts 1, scale = attn scale, dims B, Hq, Sq, Dqk),
+// for broadcast dBias (src = dBias accum, parts 1, scale 1, dims bias_b, bias_h, Sq, Skv) and
+// for the ordered_dbias route's dBias (src = the partials, one part per (batch, head) the bias
+// broadcasts over).
 //
 // Grid (min(ceil(D2 * D3 / RIME_CONVERT_THREADS), the host's cap), D1, D0), RIME_CONVERT_THREADS
 // threads; each thread converts elements of its (d0, d1) plane in grid-stride steps, so every
@@ -27,7 +30,9 @@ rime_convert(const ConvertParams p) {
     i64 i = e / p.d3;
     int j = (int)(e - i * p.d3);
     for (; e < p.plane; e += step) {
-        dst[i * p.s2 + j] = f32_to_io(src[e] * p.scale);
+        float acc = src[e];
+        for (int k = 1; k < p.parts; ++k) acc += src[k * p.part_stride + e];
+        dst[i * p.s2 + j] = f32_to_io(acc * p.scale);
         i += step_i;
         j += step_j;
         if (j >= p.d3) {

@@ -1,8 +1,8 @@
 //! The SM120 engine's support surface: kernel table, engine-wide rules, routes and workspace.
 //!
 //! Forward nodes get one configuration (the forward kernel, no workspace). Backward nodes get
-//! one configuration per route (atomic, relay, two_kernel), each with its own rejections and
-//! exact workspace.
+//! one configuration per route (atomic, relay, two_kernel, and ordered_dbias when dBias sums
+//! over a broadcast bias), each with its own rejections and exact workspace.
 
 pub mod kernels;
 mod routes;
@@ -10,7 +10,9 @@ mod surface;
 mod workspace;
 
 pub use kernels::{KernelConfig, KernelRole, KERNELS, SM120_SMEM_PER_BLOCK};
-pub use routes::{two_kernel_pair_rejections, TWO_KERNEL_FREE_MEMORY_DIVISOR};
+pub use routes::{
+    two_kernel_pair_rejections, ORDERED_DBIAS_FREE_MEMORY_DIVISOR, TWO_KERNEL_FREE_MEMORY_DIVISOR,
+};
 pub use surface::{MAX_GRID_YZ, MAX_SEQUENCE, VECTOR_PORTS};
 pub use workspace::{backward_workspace, WorkspaceNeeds, DS_PITCH_COLUMNS};
 
@@ -36,8 +38,11 @@ pub(crate) fn check(ctx: &NodeCtx<'_>) -> Vec<ConfigReport> {
             common,
         )];
     }
+    // ordered_dbias differs from relay only in how a broadcast bias's dBias is summed.
+    let reduces_dbias = workspace::needs(ctx).dbias_accum_elements.is_some();
     Route::ALL
         .into_iter()
+        .filter(|&r| r != Route::OrderedDbias || reduces_dbias)
         .map(|route| {
             let mut rejections = common.clone();
             let dq = kernel

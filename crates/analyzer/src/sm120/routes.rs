@@ -1,7 +1,12 @@
-//! Route eligibility (docs/sdpa-backward.md, section 4): atomic, relay, two_kernel.
+//! Route eligibility (docs/sdpa-backward.md, section 4): atomic, relay, two_kernel,
+//! ordered_dbias.
 //!
 //! - atomic: never for deterministic graphs.
-//! - relay: always eligible (when the engine-wide rules pass).
+//! - atomic, relay, two_kernel: a broadcast bias's dBias is summed with fp32 atomics, so a
+//!   deterministic graph that asks for it is refused (BIA003).
+//! - relay: always eligible otherwise (when the engine-wide rules pass).
+//! - ordered_dbias (offered only when dBias sums over a broadcast): its f32 partials within
+//!   1 / [`ORDERED_DBIAS_FREE_MEMORY_DIVISOR`] of the free memory.
 //! - two_kernel: no head-dim padding, packed K and dQ, a dQ GEMM whose Q tile is a multiple of
 //!   (and not smaller than) the main kernel's, its shared memory within the target's cap, and a
 //!   workspace within 1 / [`TWO_KERNEL_FREE_MEMORY_DIVISOR`] of the free memory. When it is not
@@ -15,10 +20,14 @@ use super::kernels::KernelConfig;
 use super::workspace::{backward_workspace, needs};
 use crate::rules::NodeCtx;
 use crate::workspace::human_bytes;
-use crate::{ReasonCode, Rejection, Route, Subject, WorkspaceLayout};
+use crate::{ReasonCode, RegionKind, Rejection, Route, Subject, WorkspaceLayout};
 
 /// two_kernel's workspace may use at most free memory / this (a quarter).
 pub const TWO_KERNEL_FREE_MEMORY_DIVISOR: u64 = 4;
+
+/// ordered_dbias's dBias partials may use at most free memory / this (a quarter, as two_kernel's
+/// dS: the rest stays for the model).
+pub const ORDERED_DBIAS_FREE_MEMORY_DIVISOR: u64 = 4;
 
 /// Sizes the workspace of `route`; an overflow becomes a rejection.
 pub(super) fn sized_workspace(
@@ -71,7 +80,65 @@ pub(super) fn check(
             "the graph is deterministic; atomic dQ accumulation is not",
         )),
         Route::TwoKernel => two_kernel(ctx, main, dq, workspace.filter(|_| gpu), out),
+        Route::OrderedDbias => ordered_dbias(ctx, workspace.filter(|_| gpu), out),
         _ => {}
+    }
+    if route != Route::OrderedDbias {
+        atomic_dbias_order(ctx, out);
+    }
+}
+
+/// BIA003: a broadcast bias's dBias is summed with fp32 atomics, whose order is not fixed.
+fn atomic_dbias_order(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
+    if !(ctx.options().deterministic && ctx.has(Port::DBias)) {
+        return;
+    }
+    let Some(b) = ctx.bias_broadcast().filter(|b| b.reduces()) else {
+        return;
+    };
+    let dims = ctx
+        .tensor(Port::Bias)
+        .map(|t| t.dims.clone())
+        .unwrap_or_default();
+    let over = match (b.batch, b.head) {
+        (true, true) => "batches and heads",
+        (true, false) => "batches",
+        _ => "heads",
+    };
+    out.push(
+        Rejection::new(
+            ReasonCode::DeterministicBroadcastDbias,
+            ctx.port(Port::DBias),
+            format!("deterministic dBias of a broadcast bias sums over {over} with fp32 atomics"),
+        )
+        .limit(
+            "Bias (batch, head) dims",
+            format!(
+                "({}, {})",
+                dims.first().unwrap_or(&0),
+                dims.get(1).unwrap_or(&0)
+            ),
+            format!("({}, {}) when deterministic", ctx.shape.b, ctx.shape.hq),
+        ),
+    );
+}
+
+fn ordered_dbias(ctx: &NodeCtx<'_>, workspace: Option<&WorkspaceLayout>, out: &mut Vec<Rejection>) {
+    let allowed = ctx.target.free_memory_bytes / ORDERED_DBIAS_FREE_MEMORY_DIVISOR;
+    let partials = workspace.and_then(|w| w.region(RegionKind::DbiasPartials));
+    if let Some(r) = partials.filter(|r| r.bytes > allowed) {
+        out.push(
+            Rejection::new(
+                ReasonCode::OrderedDbiasWorkspace,
+                target(ctx),
+                format!(
+                    "dBias partials {} exceed 1/{ORDERED_DBIAS_FREE_MEMORY_DIVISOR} of {} free",
+                    human_bytes(r.bytes),
+                    human_bytes(ctx.target.free_memory_bytes)
+                ),
+            )
+            .limit("ordered_dbias partials (B)", r.bytes, allowed),
+        );
     }
 }
 

@@ -257,37 +257,6 @@ fn determinism(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
     if !(ctx.is_backward() && ctx.options().deterministic) {
         return;
     }
-    if ctx.has(Port::DBias) {
-        if let Some(b) = ctx.bias_broadcast().filter(|b| b.reduces()) {
-            let dims = ctx
-                .tensor(Port::Bias)
-                .map(|t| t.dims.clone())
-                .unwrap_or_default();
-            let over = match (b.batch, b.head) {
-                (true, true) => "batches and heads",
-                (true, false) => "batches",
-                _ => "heads",
-            };
-            out.push(
-                Rejection::new(
-                    ReasonCode::DeterministicBroadcastDbias,
-                    ctx.port(Port::DBias),
-                    format!(
-                        "deterministic dBias of a broadcast bias sums over {over} with fp32 atomics"
-                    ),
-                )
-                .limit(
-                    "Bias (batch, head) dims",
-                    format!(
-                        "({}, {})",
-                        dims.first().unwrap_or(&0),
-                        dims.get(1).unwrap_or(&0)
-                    ),
-                    format!("({}, {}) when deterministic", ctx.shape.b, ctx.shape.hq),
-                ),
-            );
-        }
-    }
     if ctx.has(Port::DSink) {
         out.push(Rejection::new(
             ReasonCode::Sm120DeterministicDsink,

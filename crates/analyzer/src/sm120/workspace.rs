@@ -4,7 +4,9 @@
 //! (atomic, relay); `relay_counters` u32 B*Hq*ceil(Sq/block_q) + B*Hk (relay: the turn counters,
 //! then a block ticket per KV head); `ds` io
 //! B*Hq*Sq*round_up(Skv,128) (two_kernel); `dbias_accum` f32 with dBias's element count when
-//! the bias broadcasts over batch or heads; `dsink_accum` f32 Hq when dSink is requested.
+//! the bias broadcasts over batch or heads (atomic, relay, two_kernel), or instead
+//! `dbias_partials` f32 B*Hq*Sq*Skv (ordered_dbias: one dBias-sized slice per broadcast (batch,
+//! head)); `dsink_accum` f32 Hq when dSink is requested. ordered_dbias has relay's dQ regions.
 
 use rime_graph::{Port, SdpaShape};
 
@@ -51,7 +53,7 @@ pub fn backward_workspace(
     let mut w = WorkspaceLayout::empty();
     w.push(K::Delta, 4, product(&[s.b, s.hq, s.sq], K::Delta)?)?;
     match route {
-        Route::Atomic | Route::Relay => {
+        Route::Atomic | Route::Relay | Route::OrderedDbias => {
             w.push(
                 K::DqAccum,
                 4,
@@ -68,7 +70,7 @@ pub fn backward_workspace(
             w.push(K::DScores, u64::from(IO_BYTES), elements)?;
         }
     }
-    if route == Route::Relay {
+    if route.relays_dq() {
         let tiles = count(s.sq, K::RelayCounters)?.div_ceil(u64::from(main.block_q.max(1)));
         let heads = product(&[s.b, s.hq], K::RelayCounters)?;
         // One turn counter per (b, hq, Q tile), then one block ticket per (b, KV head) (the
@@ -83,8 +85,13 @@ pub fn backward_workspace(
             })?;
         w.push(K::RelayCounters, 4, elements)?;
     }
-    if let Some(elements) = needs.dbias_accum_elements {
-        w.push(K::DbiasAccum, 4, elements)?;
+    match needs.dbias_accum_elements {
+        Some(_) if route == Route::OrderedDbias => {
+            let elements = product(&[s.b, s.hq, s.sq, s.skv], K::DbiasPartials)?;
+            w.push(K::DbiasPartials, 4, elements)?;
+        }
+        Some(elements) => w.push(K::DbiasAccum, 4, elements)?,
+        None => {}
     }
     if needs.dsink {
         w.push(K::DsinkAccum, 4, count(s.hq, K::DsinkAccum)?)?;
@@ -161,6 +168,19 @@ mod tests {
         for r in full.regions() {
             assert_eq!(r.offset % 256, 0);
         }
+        // ordered_dbias: relay's regions, and one f32 dBias slice per (b, h) instead of the
+        // accumulator.
+        let ordered = backward_workspace(&s, Route::OrderedDbias, main, with).unwrap();
+        assert!(ordered.region(RegionKind::DbiasAccum).is_none());
+        assert_eq!(
+            ordered.region(RegionKind::DbiasPartials).unwrap().bytes,
+            2 * 8 * 1000 * 1000 * 4
+        );
+        assert_eq!(
+            ordered.region(RegionKind::RelayCounters),
+            full.region(RegionKind::RelayCounters)
+        );
+        assert!(ordered.region(RegionKind::DqAccum).is_some());
         let huge = SdpaShape { b: i64::MAX, ..s };
         assert!(backward_workspace(&huge, Route::Atomic, main, none).is_err());
     }

@@ -135,6 +135,9 @@ abi_struct! {
         dq_accum: u64,
         /// Workspace: f32 dBias accumulator `[bias_b][bias_h][Sq][Skv]` (broadcast dBias).
         dbias_accum: u64,
+        /// Workspace: f32 dBias partials `[parts][bias_b][bias_h][Sq][Skv]`, one part per
+        /// (batch, head) the bias broadcasts over (0 unless ordered_dbias).
+        dbias_parts: u64,
         /// Workspace: the relay region: u32 turn counters `[B][Hq][ceil(Sq / BLOCK_Q)]`, then
         /// u32 block tickets `[B][Hk]` (0 unless relay).
         relay: u64,
@@ -186,7 +189,8 @@ abi_struct! {
 abi_struct! {
     /// Parameters of the convert kernel: `dst = scale * src`, f32 to the io dtype.
     ConvertParams {
-        /// Compact f32 accumulator `[d0][d1][d2][d3]`.
+        /// Compact f32 accumulator `[d0][d1][d2][d3]`; with `parts` > 1, the first of `parts`
+        /// such arrays, `part_stride` elements apart, summed in order.
         src: u64,
         /// Destination tensor (io dtype).
         dst: u64,
@@ -202,10 +206,12 @@ abi_struct! {
         d1: i32,
         /// Extent of dim 3 (contiguous).
         d3: i32,
+        /// Elements from one part of `src` to the next.
+        part_stride: i64,
         /// Factor applied before conversion.
         scale: f32,
-        /// Keeps the size a multiple of 8 bytes on both sides.
-        pad_: i32,
+        /// How many parts are summed (1: a plain conversion).
+        parts: i32,
     }
 }
 
@@ -266,8 +272,8 @@ mod tests {
             let check = format!("&v.{field} - base != {offset})");
             assert!(k.contains(&check), "missing: {check}");
         }
-        // One test per field: 4 in TensorRef, 38 in AttnParams, 10 in ConvertParams.
-        assert_eq!(k.matches("asm volatile(\"trap;\")").count(), 4 + 38 + 10);
+        // One test per field: 4 in TensorRef, 39 in AttnParams, 11 in ConvertParams.
+        assert_eq!(k.matches("asm volatile(\"trap;\")").count(), 4 + 39 + 11);
         assert!(offset_check_kernel(1).contains(&format!(
             "&v.batch - base != {})",
             std::mem::offset_of!(AttnParams, batch) + 1

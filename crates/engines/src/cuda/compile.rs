@@ -110,6 +110,9 @@ pub enum DbiasMode {
     Direct = 1,
     /// Bias broadcast over batch or heads: f32 accumulator plus the convert kernel.
     Accumulate = 2,
+    /// Bias broadcast over batch or heads, ordered_dbias route: one f32 partial slice per
+    /// (batch, head), each element stored once; the convert kernel sums them in order.
+    Partials = 3,
 }
 
 /// What the main backward kernel is specialised for, besides tiles, dtype and route.
@@ -139,10 +142,11 @@ pub struct KernelBuild {
     pub smem_bytes: u32,
 }
 
+/// The kernel's DQ_ROUTE: how dQ is reduced (ordered_dbias reduces it as relay does).
 fn route_code(route: Route) -> i64 {
     match route {
         Route::Atomic => 0,
-        Route::Relay => 1,
+        Route::Relay | Route::OrderedDbias => 1,
         Route::TwoKernel => 2,
     }
 }
@@ -263,19 +267,7 @@ impl KernelBuild {
                 KernelRole::BackwardMain => {
                     for route in Route::ALL {
                         for alibi in [false, true] {
-                            let plain = BwdFeatures {
-                                has_bias: false,
-                                alibi,
-                                dbias: DbiasMode::None,
-                            };
-                            v.push(Self::bwd_main(k, io, plain, route));
-                            for dbias in [DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate]
-                            {
-                                let f = BwdFeatures {
-                                    has_bias: true,
-                                    alibi,
-                                    dbias,
-                                };
+                            for f in Self::bwd_features(route, alibi) {
                                 v.push(Self::bwd_main(k, io, f, route));
                             }
                         }
@@ -286,6 +278,27 @@ impl KernelBuild {
                 KernelRole::DqGemm => v.push(Self::dq_gemm(k, io)),
             }
         }
+        v
+    }
+
+    /// The feature sets a route's main kernel is built with: ordered_dbias only serves a
+    /// broadcast bias's dBias (partials); the other routes every other combination.
+    fn bwd_features(route: Route, alibi: bool) -> Vec<BwdFeatures> {
+        let with_bias = |dbias| BwdFeatures {
+            has_bias: true,
+            alibi,
+            dbias,
+        };
+        if route == Route::OrderedDbias {
+            return vec![with_bias(DbiasMode::Partials)];
+        }
+        let plain = BwdFeatures {
+            has_bias: false,
+            alibi,
+            dbias: DbiasMode::None,
+        };
+        let mut v = vec![plain];
+        v.extend([DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate].map(with_bias));
         v
     }
 

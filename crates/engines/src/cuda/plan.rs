@@ -140,11 +140,12 @@ fn with_role(
         .ok_or_else(|| malformed("a kernel of the node's role"))
 }
 
-/// How the main kernel produces dBias.
-fn dbias_mode(problem: &SdpaProblem) -> DbiasMode {
+/// How the main kernel produces dBias on `route`.
+fn dbias_mode(problem: &SdpaProblem, route: Route) -> DbiasMode {
     match (problem.dbias, problem.bias_broadcasts()) {
         (false, _) => DbiasMode::None,
         (true, false) => DbiasMode::Direct,
+        (true, true) if route == Route::OrderedDbias => DbiasMode::Partials,
         (true, true) => DbiasMode::Accumulate,
     }
 }
@@ -171,7 +172,7 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
     let features = BwdFeatures {
         has_bias: p.bias.is_some(),
         alibi: p.alibi,
-        dbias: dbias_mode(p),
+        dbias: dbias_mode(p, route),
     };
     let dq_gemm = match (route, config.dq_kernel) {
         (Route::TwoKernel, Some(k)) => Some(KernelBuild::dq_gemm(
@@ -332,6 +333,7 @@ impl Sm120Plan {
         params.delta = region(RegionKind::Delta);
         params.dq_accum = region(RegionKind::DqAccum);
         params.dbias_accum = region(RegionKind::DbiasAccum);
+        params.dbias_parts = region(RegionKind::DbiasPartials);
         params.relay = region(RegionKind::RelayCounters);
         params.ds = region(RegionKind::DScores);
         Ok(params)
@@ -404,19 +406,41 @@ impl Sm120Plan {
                                 params.dq_accum,
                                 &params.dq,
                                 [s.b, s.hq, s.sq, s.dqk],
+                                1,
                                 params.scale,
                             )?;
                             launch_convert(dev, convert, convert_grid(&dq, b)?, &dq)?;
                         }
                     }
-                    if let (Some(_), Some(bias)) = (
+                    // A broadcast bias's dBias: its accumulator, or its partials summed in order
+                    // (one per (batch, head) the bias broadcasts over, as bwd_main.cu indexes
+                    // them).
+                    let summed = match (
                         self.workspace.region(RegionKind::DbiasAccum),
-                        self.problem.bias,
+                        self.workspace.region(RegionKind::DbiasPartials),
                     ) {
+                        (Some(_), _) => Some((params.dbias_accum, false)),
+                        (None, Some(_)) => Some((params.dbias_parts, true)),
+                        (None, None) => None,
+                    };
+                    if let (Some((src, partials)), Some(bias)) = (summed, self.problem.bias) {
+                        let parts = if partials {
+                            let over = |bias_dim: usize, dim: usize| {
+                                if bias_dim == 1 {
+                                    dim
+                                } else {
+                                    1
+                                }
+                            };
+                            over(bias.batch, s.b) * over(bias.heads, s.hq)
+                        } else {
+                            1
+                        };
                         let db = convert_params(
-                            params.dbias_accum,
+                            src,
                             &params.dbias,
                             [bias.batch, bias.heads, s.sq, s.skv],
+                            parts,
                             1.0,
                         )?;
                         let d0 = grid_dim("bias batch", bias.batch, GRID_YZ)?;
@@ -546,19 +570,27 @@ fn base_params(p: &SdpaProblem) -> Result<AttnParams, EngineError> {
     })
 }
 
-/// The convert kernel's parameters for a compact f32 accumulator `[d0][d1][d2][d3]` into `dst`.
+/// The convert kernel's parameters for `parts` compact f32 accumulators `[d0][d1][d2][d3]`,
+/// one after the other from `src`, summed in order into `dst`.
 fn convert_params(
     src: u64,
     dst: &TensorRef,
-    [_, d1, d2, d3]: [usize; 4],
+    [d0, d1, d2, d3]: [usize; 4],
+    parts: usize,
     scale: f32,
 ) -> Result<ConvertParams, EngineError> {
-    let plane = d2.checked_mul(d3).ok_or(EngineError::LimitExceeded {
+    let too_big = |what| EngineError::LimitExceeded {
         engine: ENGINE,
-        what: "accumulator plane",
+        what,
         value: u64::MAX,
         limit: i64::MAX as u64,
-    })?;
+    };
+    let plane = d2.checked_mul(d3).ok_or(too_big("accumulator plane"))?;
+    let part_stride = [d0, d1]
+        .iter()
+        .try_fold(plane, |acc, &d| acc.checked_mul(d))
+        .and_then(|n| i64::try_from(n).ok())
+        .ok_or(too_big("accumulator part"))?;
     Ok(ConvertParams {
         src,
         dst: dst.ptr,
@@ -573,8 +605,9 @@ fn convert_params(
         })?,
         d1: int("accumulator dim 1", d1)?,
         d3: int("accumulator dim 3", d3)?,
+        part_stride,
         scale,
-        pad_: 0,
+        parts: int("accumulator parts", parts)?,
     })
 }
 
