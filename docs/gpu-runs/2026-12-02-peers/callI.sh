@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device call I (2026-12-02, fourth session), right after three calls that left FROST's wheels
-# in /tmp/fp: the ordered_dbias route (binary rime_ord, 6e0-series main with the new route) —
+# in /tmp/fp: the ordered_dbias route (binary rime_ord, built from f3fb2d9) —
 # correctness (selftest sweep with guards, determinism with 20 repeats, sanitizers on the new
 # kernels), the standard suite with FROST and the cuDNN frontend on the same cases.json (the
 # deterministic broadcast rows now run), the suite pinned to ordered_dbias (its non-deterministic
