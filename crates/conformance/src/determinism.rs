@@ -328,9 +328,11 @@ pub fn run(
         .collect()
 }
 
-/// The analyzer's verdict on deterministic + broadcast bias + dBias for sm120: `Ok(codes)` with
-/// the reason codes when no sm120 route is approved (as it must be), `Err(routes)` otherwise.
-pub fn broadcast_dbias_rejected(target: &Target) -> Result<Vec<String>, Vec<String>> {
+/// The analyzer's verdict on deterministic + broadcast bias + dBias for sm120: `Ok(codes)`, the
+/// other routes' reason codes, when ordered_dbias is the only sm120 route approved and the
+/// others are refused with BIA003 (as they must be); `Err(routes)`, the approved routes,
+/// otherwise.
+pub fn broadcast_dbias_only_ordered(target: &Target) -> Result<Vec<String>, Vec<String>> {
     let case = BackwardCase {
         b: 2,
         hq: 4,
@@ -348,14 +350,30 @@ pub fn broadcast_dbias_rejected(target: &Target) -> Result<Vec<String>, Vec<Stri
         return Err(vec!["graph build failed".into()]);
     };
     let (report, ranked) = sm120_candidates(&graph.graph, target);
-    if ranked.is_empty() {
-        let mut codes: Vec<String> = report
-            .all_rejections()
-            .map(|r| r.code.to_string())
-            .collect();
-        codes.dedup();
+    let approved: Vec<Option<Route>> = ranked.iter().map(|c| c.config.route).collect();
+    let mut codes: Vec<String> = report
+        .all_rejections()
+        .map(|r| r.code.to_string())
+        .collect();
+    codes.sort();
+    codes.dedup();
+    if approved == [Some(Route::OrderedDbias)] && codes.iter().any(|c| c == "BIA003") {
         Ok(codes)
     } else {
         Err(ranked.iter().map(|c| c.config.label()).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deterministic_broadcast_dbias_is_approved_only_on_ordered_dbias() {
+        for name in ["rtx-5090", "rtx-pro-6000", "h200"] {
+            let target = Target::by_name(name).expect("profile");
+            let codes = broadcast_dbias_only_ordered(&target).expect(name);
+            assert!(codes.iter().any(|c| c == "BIA003"), "{name}: {codes:?}");
+        }
     }
 }

@@ -41,14 +41,20 @@ pub struct BenchArgs {
     /// Run only cases whose name contains this text.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Time this dQ route (atomic, relay, two_kernel) instead of the analyzer's first choice;
-    /// a case where the analyzer does not approve it is reported as rejected.
-    #[arg(long, value_parser = ["atomic", "relay", "two_kernel"])]
+    /// Time this route (atomic, relay, two_kernel, ordered_dbias) instead of the analyzer's first
+    /// choice; a case where the analyzer does not approve it is reported as rejected.
+    #[arg(long, value_parser = route_names())]
     pub route: Option<String>,
     /// `h200`: run the H200-tuned main kernel of each case's envelope (more shared memory than
     /// SM120 allows; see `H200_TUNED`) instead of the SM120 one; cases without one are skipped.
     #[arg(long, value_parser = ["h200"])]
     pub tuning: Option<String>,
+}
+
+fn route_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        rime_analyzer::Route::ALL.map(rime_analyzer::Route::name),
+    )
 }
 
 fn int(v: &Value, key: &str) -> anyhow::Result<usize> {

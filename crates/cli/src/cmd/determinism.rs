@@ -67,14 +67,16 @@ pub fn run(
     if let Some(e) = write_err {
         return Err(e.into());
     }
-    let rejected = determinism::broadcast_dbias_rejected(&target);
+    let rejected = determinism::broadcast_dbias_only_ordered(&target);
     match &rejected {
         Ok(codes) => emit(&format!(
-            "PASS deterministic + broadcast bias (1,H) + dBias: no sm120 route approved ({})",
+            "PASS deterministic + broadcast bias (1,H) + dBias: only sm120/ordered_dbias approved \
+             (the other routes: {})",
             codes.join(", ")
         ))?,
         Err(routes) => emit(&format!(
-            "FAIL deterministic + broadcast bias (1,H) + dBias approved for {}",
+            "FAIL deterministic + broadcast bias (1,H) + dBias: approved routes [{}], want only \
+             sm120/ordered_dbias",
             routes.join(", ")
         ))?,
     }
