@@ -14,7 +14,7 @@ step selftest_full_ordered $D/rime_ord2 selftest --filter ordered_dbias --guards
 step determinism_small $D/rime_ord2 selftest --determinism --small --repeats 20 --require-gpu
 step bench_chosen $D/rime_ord2 bench --suite standard --filter broadcast --out $W/chosen
 step bench_ordered $D/rime_ord2 bench --suite standard --filter broadcast --route ordered_dbias --out $W/ordered
-prof() { local tag=$1 filt=$2; shift 2; ncu --metrics gpu__time_duration.sum --csv $D/rime_ord2 bench --suite standard --filter "$filt" --warmup 0 --iters 1 "$@" --out $W/prof_$tag; }
+prof() { local tag=$1 filt=$2; shift 2; ncu --clock-control none --metrics gpu__time_duration.sum --csv $D/rime_ord2 bench --suite standard --filter "$filt" --warmup 0 --iters 1 "$@" --out $W/prof_$tag; }
 step prof_atomic prof atomic "b4 h16/16 s2048x2048 d128 bias=broadcast bf16"
 step prof_ordered prof ordered "b4 h16/16 s2048x2048 d128 bias=broadcast bf16" --route ordered_dbias
 step prof_ordered_det prof ordered_det "b4 h16/16 s2048x2048 d128 bias=broadcast det bf16"
