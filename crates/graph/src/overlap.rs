@@ -68,6 +68,19 @@ mod tests {
     }
 
     #[test]
+    fn a_ragged_tensor_is_tested_per_sequence() {
+        // cuDNN's THD strides: the batch stride equals the token stride, since the offsets
+        // place each sequence.
+        let thd = Tensor::new("t", &[2, 4, 64, 64], &[256, 64, 256, 1]);
+        assert!(thd.overlaps_itself());
+        let ragged = thd.with_ragged_offset(crate::TensorId(1));
+        assert!(!ragged.overlaps_itself());
+        let heads_overlap = Tensor::new("t", &[2, 4, 64, 64], &[256, 32, 256, 1])
+            .with_ragged_offset(crate::TensorId(1));
+        assert!(heads_overlap.overlaps_itself());
+    }
+
+    #[test]
     fn bad_layouts_are_left_to_their_own_errors() {
         assert!(!overlaps(&[2, 4], &[-1, 1]));
         assert!(!overlaps(&[0, 4], &[4, 1]));
