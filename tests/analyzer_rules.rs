@@ -180,7 +180,10 @@ fn every_reason_code_is_produced_by_a_fixture() {
     }
     let exempt: BTreeSet<_> = NOT_REACHABLE_FROM_FILES.iter().map(|(c, _)| *c).collect();
     for &code in ReasonCode::RETIRED {
-        assert!(exempt.contains(&code), "{code} is retired: list it as unreachable");
+        assert!(
+            exempt.contains(&code),
+            "{code} is retired: list it as unreachable"
+        );
     }
     for &code in ReasonCode::ALL {
         assert!(

@@ -14,9 +14,14 @@ impl Tensor {
     /// an exotic interleaving that does not overlap but fails the test is reported too (use a
     /// plain layout for outputs). Layouts with negative strides or dims < 1 are validation
     /// errors of their own and report `false` here.
+    ///
+    /// A ragged (THD) tensor's sequences are placed by its offsets, not by its batch stride
+    /// (which is then unused): only the layout of one sequence, (H, S, D), is tested here. That
+    /// sequences do not overlap each other depends on the offsets, which only execution sees.
     pub fn overlaps_itself(&self) -> bool {
+        let placed_by_offsets = usize::from(self.ragged_offset.is_some());
         let mut axes: Vec<(u64, u64)> = Vec::with_capacity(self.dims.len());
-        for (&d, &s) in self.dims.iter().zip(&self.strides) {
+        for (&d, &s) in self.dims.iter().zip(&self.strides).skip(placed_by_offsets) {
             let (Ok(d), Ok(s)) = (u64::try_from(d), u64::try_from(s)) else {
                 return false;
             };

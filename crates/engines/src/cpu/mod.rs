@@ -31,7 +31,7 @@ pub use problem::{
     AttentionInputs, BackwardInputs, BackwardOutputs, Band, Dropout, ForwardOutputs, Problem,
     ProblemShape, SeqLens,
 };
-pub use ragged::Ragged;
+pub use ragged::{logical_elements, packed_offsets, sequence_extent, Ragged};
 
 /// Query rows per tile.
 pub const BLOCK_Q: usize = 64;

@@ -99,9 +99,44 @@ impl<'a> Ragged<'a> {
     }
 }
 
+/// Offsets that pack sequences of `tokens[b]` tokens one after another, each taking what its
+/// tokens span ([`sequence_extent`]): for THD, `cumsum(tokens) x` the token stride, as cuDNN's
+/// samples compute them. B + 1 of them; `None` on overflow.
+pub fn packed_offsets(view: &View4, tokens: &[usize]) -> Option<Vec<usize>> {
+    let mut offsets = Vec::with_capacity(tokens.len() + 1);
+    offsets.push(0usize);
+    let mut end = 0usize;
+    for &n in tokens {
+        end = end.checked_add(sequence_extent(view, n)?)?;
+        offsets.push(end);
+    }
+    Some(offsets)
+}
+
+/// For every logical index (b, h, s, d) of `view`'s dims, in row-major order, the element of
+/// the ragged buffer that holds it: `Some` for the real tokens (s < `tokens[b]`), `None` for
+/// the rows a ragged sequence does not have. For packing and unpacking whole tensors.
+pub fn logical_elements<'a>(
+    view: &'a View4,
+    offsets: &'a [usize],
+    tokens: &'a [usize],
+) -> impl Iterator<Item = Option<usize>> + 'a {
+    let [b, h, s, d] = view.dims;
+    let [_, sh, ss, sd] = view.strides;
+    (0..b).flat_map(move |bb| {
+        (0..h).flat_map(move |hh| {
+            (0..s).flat_map(move |tt| {
+                (0..d).map(move |dd| {
+                    (tt < tokens[bb]).then(|| offsets[bb] + hh * sh + tt * ss + dd * sd)
+                })
+            })
+        })
+    })
+}
+
 /// Elements `tokens` tokens of one sequence span from its offset: 1 + the largest offset of
 /// (h, s, d) with s < tokens; 0 for an empty sequence; `None` on overflow.
-pub(crate) fn sequence_extent(view: &View4, tokens: usize) -> Option<usize> {
+pub fn sequence_extent(view: &View4, tokens: usize) -> Option<usize> {
     if tokens == 0 {
         return Some(0);
     }
@@ -138,6 +173,26 @@ mod tests {
             strides: [2, 1, 2, 1],
         };
         assert_eq!(sequence_extent(&stats, 3), Some(6));
+    }
+
+    #[test]
+    fn packed_offsets_are_prefix_sums_and_elements_follow_them() {
+        let offsets = packed_offsets(&thd(), &[1, 0, 3]).unwrap();
+        assert_eq!(offsets, vec![0, 6, 6, 24]);
+        Ragged::new("off", &offsets)
+            .check_tokens("Q", &thd(), |b| [1, 0, 3][b])
+            .unwrap();
+        let tokens = [1, 0, 3];
+        let at: Vec<Option<usize>> = logical_elements(&thd(), &offsets, &tokens).collect();
+        assert_eq!(at.len(), 3 * 2 * 4 * 3);
+        // Batch 0, head 1, token 0, dim 2; batch 0's token 1 does not exist.
+        assert_eq!(at[4 * 3 + 2], Some(5));
+        assert_eq!(at[3], None);
+        // Batch 2, head 0, token 2, dim 1.
+        assert_eq!(at[((2 * 2) * 4 + 2) * 3 + 1], Some(6 + 12 + 1));
+        let mut real: Vec<usize> = at.iter().flatten().copied().collect();
+        real.sort_unstable();
+        assert_eq!(real, (0..24).collect::<Vec<_>>(), "every element once");
     }
 
     #[test]
