@@ -4,20 +4,19 @@
 //! lengths within `max_total_seq_len_q/kv`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 
+mod common;
+
 fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/backward_thd_varlen.json")
+    common::repo().join("examples/backward_thd_varlen.json")
 }
 
+/// `rime ARGS`: exit code, stdout, stderr.
 fn rime(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rime"))
-        .args(args)
-        .output()
-        .expect("rime runs");
+    let out = common::rime(args);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -157,8 +156,7 @@ fn the_thd_example_computes_what_its_padded_twin_computes() {
 fn random_lengths_fit_max_total_seq_len() {
     // B = 2, S = 64, totals 100 tokens: random lengths of 32 to 64 would often sum past 100
     // (the engine refuses that: RaggedPastMaxTotal) were they not capped at 100 / B.
-    let graph = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/valid/bwd_ragged_thd_offsets.json");
+    let graph = common::repo().join("tests/fixtures/valid/bwd_ragged_thd_offsets.json");
     for seed in 1..=8 {
         let seed = seed.to_string();
         let (code, stdout, stderr) = rime(&[
