@@ -10,7 +10,7 @@
 //!
 //! Cases: sequences of different lengths per batch, one of them empty, with causal masks
 //! aligned top-left and bottom-right to each sequence's own lengths, a sliding window, GQA,
-//! Dqk != Dv, a bias with dBias, a sink.
+//! Dqk != Dv, a bias with dBias, a sink; and full-length sequences without a padding mask.
 
 mod support;
 
@@ -150,13 +150,13 @@ impl RaggedData {
     }
 }
 
+/// The real tokens per batch: the padding mask's lengths, else S for every batch.
 fn lens(case: &Case) -> (Vec<usize>, Vec<usize>) {
-    let l = case
-        .problem
-        .seq_lens
-        .as_ref()
-        .expect("ragged cases have lengths");
-    (l.q.clone(), l.kv.clone())
+    let s = case.shape();
+    match &case.problem.seq_lens {
+        Some(l) => (l.q.clone(), l.kv.clone()),
+        None => (vec![s.sq; s.b], vec![s.skv; s.b]),
+    }
 }
 
 /// The ragged engine's outputs.
@@ -246,6 +246,12 @@ fn ragged_cases() -> Vec<Case> {
         c("ragged_dqk_ne_dv").dv(d + 3),
         c("ragged_bias_dbias").bias(true, false),
         c("ragged_sink").sink().band(None, Some(0), false),
+        // No padding mask: every sequence has S tokens, only its offset moves.
+        Case::new("ragged_no_padding_causal_bottom_right", b, 2, sq, skv, d).band(
+            None,
+            Some(0),
+            true,
+        ),
     ]
 }
 
