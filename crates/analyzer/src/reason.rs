@@ -483,7 +483,7 @@ reason_codes! {
     /// layouts.
     ///
     /// Why: the engine now runs ragged Q, K, V, O, dO, Stats, dQ, dK and dV (docs/cpu-engine.md);
-    /// what stays unsupported is rejected for every engine (`LAY002`, `LAY003`) or by the
+    /// what stays unsupported is rejected for every engine (`LAY002` to `LAY004`) or by the
     /// offsets at execution. The code is kept so that it is never reused.
     ///
     /// Fix: nothing to fix; an older report that names it describes an older rime.
