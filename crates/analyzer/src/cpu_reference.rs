@@ -1,10 +1,11 @@
 //! The CPU reference engine's support surface.
 //!
 //! It implements everything in the graph model except Philox dropout (probability, Seed,
-//! Offset, RNG_DUMP) and ragged (THD) layouts: forward and backward, bias with any broadcast and
-//! dBias, every mask, padding, ALiBi, GQA/MQA, Dqk != Dv, sink and dSink, dropout with a given
-//! floating-point mask, any strides, f16 and bf16 io. It is deterministic by construction (fixed summation order) and declares no device
-//! workspace (its scratch is host memory it allocates itself).
+//! Offset, RNG_DUMP): forward and backward, bias with any broadcast and dBias, every mask,
+//! padding, ALiBi, GQA/MQA, Dqk != Dv, sink and dSink, dropout with a given floating-point
+//! mask, any strides, ragged (THD) Q, K, V, O, dO, Stats, dQ, dK and dV (offsets checked at
+//! execution), f16 and bf16 io. It is deterministic by construction (fixed summation order)
+//! and declares no device workspace (its scratch is host memory it allocates itself).
 
 use rime_graph::Port;
 
@@ -39,13 +40,6 @@ pub(crate) fn check(ctx: &NodeCtx<'_>) -> ConfigReport {
                 format!("the CPU reference engine reads a floating-point Dropout_mask, not {dt}"),
             ));
         }
-    }
-    if let Some(port) = ctx.ragged_port() {
-        rejections.push(Rejection::new(
-            ReasonCode::CpuRagged,
-            ctx.port(port),
-            format!("{port} has a ragged (THD) offset"),
-        ));
     }
     ConfigReport {
         engine: EngineKind::CpuReference,

@@ -150,6 +150,9 @@ pub struct TensorSpec {
     pub strides: [usize; 4],
     /// Element type.
     pub data_type: DataType,
+    /// The offsets tensor of a ragged (THD) layout: each sequence starts at its batch's offset,
+    /// and the batch stride is unused.
+    pub ragged_offset: Option<TensorId>,
 }
 
 impl TensorSpec {
@@ -185,6 +188,7 @@ impl TensorSpec {
                 usize::try_from(strides[3]).ok()?,
             ],
             data_type: graph.data_type(id)?,
+            ragged_offset: t.ragged_offset,
         };
         // The span must be representable (validation guarantees it; checked, not assumed).
         let span = spec
@@ -224,6 +228,11 @@ pub struct SdpaProblem {
     pub sink: bool,
     /// dSink requested.
     pub dsink: bool,
+    /// Tokens a packed (ragged) layout of the query side holds at most
+    /// (`max_total_seq_len_q`; never negative, LAY002).
+    pub max_total_seq_len_q: Option<u64>,
+    /// Tokens a packed (ragged) layout of the key side holds at most (`max_total_seq_len_kv`).
+    pub max_total_seq_len_kv: Option<u64>,
     tensors: BTreeMap<Port, TensorSpec>,
 }
 
@@ -254,6 +263,8 @@ impl SdpaProblem {
             dbias: node.output(Port::DBias).is_some(),
             sink: node.input(Port::Sink).is_some(),
             dsink: node.output(Port::DSink).is_some(),
+            max_total_seq_len_q: o.max_total_seq_len_q.and_then(|t| u64::try_from(t).ok()),
+            max_total_seq_len_kv: o.max_total_seq_len_kv.and_then(|t| u64::try_from(t).ok()),
             tensors,
         })
     }

@@ -423,6 +423,38 @@ reason_codes! {
     ///
     /// Fix: remove the option or give Q/K/V/O ragged offsets.
     MaxTotalWithoutRagged = "LAY001", Layout;
+    /// `max_total_seq_len_q` or `max_total_seq_len_kv` is negative.
+    ///
+    /// Why: the option is the number of tokens a packed (THD) layout holds, and bounds its
+    /// last offset; a negative count bounds nothing.
+    ///
+    /// Fix: give the total number of packed tokens (at least the sum of the sequence
+    /// lengths), or remove the option.
+    MaxTotalNegative = "LAY002", Layout;
+    /// A tensor bound to a port other than Q, K, V, O, dO, Stats, dQ, dK or dV has a ragged
+    /// offset.
+    ///
+    /// Why: only those tensors are laid out token by token (per sequence, then per position);
+    /// a Bias, dBias, dropout mask, sink or sequence-length tensor is indexed by batch, head
+    /// and position as a dense tensor, as in the cuDNN frontend, so an offset on it would be
+    /// ignored and its data read in the wrong place.
+    ///
+    /// Fix: remove the ragged offset from that tensor and give it its dense (B, H, Sq, Skv)
+    /// (or broadcast) layout.
+    RaggedOffsetOnDensePort = "LAY003", Layout;
+    /// A ragged tensor's tokens are not its outermost dim: its token (dim 2) stride is smaller
+    /// than the span of one token's heads and head dims, so one sequence's tokens interleave
+    /// with each other (for example BHSD strides within a sequence).
+    ///
+    /// Why: a ragged offset packs whole tokens one after another (THD): sequence b starts at
+    /// its offset and its tokens follow at the token stride, so the offsets are prefix sums of
+    /// the sequence lengths times the token stride, and `max_total_seq_len_q/kv` tokens hold
+    /// `total x token stride` elements (the cuDNN frontend sizes its packed scratch that way).
+    /// With heads outside the tokens, a sequence's span depends on the padded length instead.
+    ///
+    /// Fix: give the tensor THD strides: token stride H x D (H for Stats), head stride D (1
+    /// for Stats), dim stride 1; the batch stride is unused.
+    RaggedNotTokenMajor = "LAY004", Layout;
 
     // ---------------------------------------------------------------- target
     /// The engine needs a GPU and the target has none.
@@ -449,11 +481,14 @@ reason_codes! {
     /// Fix: give the dropout as a floating-point Dropout_mask, or remove dropout to check the
     /// rest of the graph on the CPU.
     CpuDropout = "CPU001", CpuReference;
-    /// The CPU reference engine does not implement ragged (THD) layouts.
+    /// Retired, never reported: the CPU reference engine did not implement ragged (THD)
+    /// layouts.
     ///
-    /// Why: ragged offsets are runtime data; the reference works on padded (B, H, S, D) tensors.
+    /// Why: the engine now runs ragged Q, K, V, O, dO, Stats, dQ, dK and dV (docs/cpu-engine.md);
+    /// what stays unsupported is rejected for every engine (`LAY002` to `LAY004`) or by the
+    /// offsets at execution. The code is kept so that it is never reused.
     ///
-    /// Fix: use a padded layout with a padding mask.
+    /// Fix: nothing to fix; an older report that names it describes an older rime.
     CpuRagged = "CPU002", CpuReference;
 
     // ---------------------------------------------------------------- sm120
@@ -615,6 +650,14 @@ reason_codes! {
 }
 
 impl ReasonCode {
+    /// Codes no rule reports any more; kept, documented as retired, never reused.
+    pub const RETIRED: &'static [ReasonCode] = &[ReasonCode::CpuRagged];
+
+    /// True when no rule reports the code any more (see [`ReasonCode::RETIRED`]).
+    pub fn is_retired(self) -> bool {
+        ReasonCode::RETIRED.contains(&self)
+    }
+
     /// Parses a string code (case-insensitive), e.g. `bia003`.
     pub fn from_code(code: &str) -> Option<ReasonCode> {
         ReasonCode::ALL
@@ -671,8 +714,9 @@ pub fn reasons_markdown() -> String {
         out.push_str(&format!("\n## {} ({})\n", area.title(), area.prefix()));
         for code in ReasonCode::ALL.iter().filter(|c| c.area() == area) {
             out.push_str(&format!(
-                "\n### {}\n\n{}\n\n- **Why:** {}\n- **Fix:** {}\n",
+                "\n### {}{}\n\n{}\n\n- **Why:** {}\n- **Fix:** {}\n",
                 code.code(),
+                if code.is_retired() { " (retired)" } else { "" },
                 code.summary(),
                 code.why(),
                 code.fix()
@@ -697,6 +741,7 @@ mod tests {
             assert!(!c.why().is_empty(), "{c}: no Why");
             assert!(!c.fix().is_empty(), "{c}: no Fix");
             assert_eq!(ReasonCode::from_code(&c.code().to_lowercase()), Some(c));
+            assert_eq!(c.is_retired(), c.summary().starts_with("Retired"), "{c}");
         }
     }
 

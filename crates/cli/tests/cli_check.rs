@@ -55,7 +55,7 @@ fn check_json_is_a_report_document() {
 
 #[test]
 fn check_exit_codes() {
-    let unsupported = "tests/fixtures/unsupported/cpu002_smx004_ragged_thd_q.json";
+    let unsupported = "tests/fixtures/unsupported/lay004_ragged_q_bhsd_strides.json";
     assert_eq!(rime(&["check", unsupported]).status.code(), Some(1));
     assert_eq!(
         rime(&["check", BROADCAST_DET, "--target", "rtx-4090"])
@@ -123,7 +123,7 @@ fn check_auto_is_the_device_or_the_cpu_with_a_note() {
 #[test]
 fn check_several_files_reports_each_and_exits_with_the_worst() {
     let supported = "tests/fixtures/valid/bwd_causal_top_left.json";
-    let unsupported = "tests/fixtures/unsupported/cpu002_smx004_ragged_thd_q.json";
+    let unsupported = "tests/fixtures/unsupported/lay004_ragged_q_bhsd_strides.json";
     let dump = "tests/fixtures/cudnn/real/bwd_gqa_4_2.build_plans.json";
     let target = Target::by_name("rtx-5090").unwrap();
     let report = |file: &str| {

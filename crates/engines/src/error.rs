@@ -140,6 +140,86 @@ pub enum EngineError {
         /// Sequence dim of the tensor.
         max: usize,
     },
+    /// A ragged tensor's offsets hold a negative value.
+    #[error("tensor '{tensor_}': its ragged offsets '{offsets_}' give {value} for batch {index}; offsets are element counts >= 0", tensor_ = rime_graph::shown(.tensor), offsets_ = rime_graph::shown(.offsets))]
+    RaggedOffsetNegative {
+        /// The ragged tensor.
+        tensor: String,
+        /// Its offsets tensor.
+        offsets: String,
+        /// Index of the offset (0..=B).
+        index: usize,
+        /// Value given.
+        value: i64,
+    },
+    /// A ragged tensor's offsets decrease: a sequence would end before it starts.
+    #[error("tensor '{tensor_}': its ragged offsets '{offsets_}' decrease at batch {batch} ({start} then {end}); they must not decrease", tensor_ = rime_graph::shown(.tensor), offsets_ = rime_graph::shown(.offsets))]
+    RaggedOffsetsNotMonotone {
+        /// The ragged tensor.
+        tensor: String,
+        /// Its offsets tensor.
+        offsets: String,
+        /// The batch whose sequence would start at `start` and end at `end`.
+        batch: usize,
+        /// Offset of the batch.
+        start: usize,
+        /// Offset of the next batch.
+        end: usize,
+    },
+    /// A ragged tensor's last offset lies past the end of its buffer.
+    #[error("tensor '{tensor_}': its ragged offsets '{offsets_}' end at element {last}, but its buffer holds {len}", tensor_ = rime_graph::shown(.tensor), offsets_ = rime_graph::shown(.offsets))]
+    RaggedPastBufferEnd {
+        /// The ragged tensor.
+        tensor: String,
+        /// Its offsets tensor.
+        offsets: String,
+        /// The last offset (the end of the last sequence).
+        last: usize,
+        /// Elements in the buffer.
+        len: usize,
+    },
+    /// A sequence's tokens do not fit between its offset and the next: they would overlap the
+    /// next sequence (or run past the last offset).
+    #[error("tensor '{tensor_}': sequence {batch} has {tokens} tokens, which span {needed} elements, but its ragged offsets '{offsets_}' leave it {room} (up to the next offset)", tensor_ = rime_graph::shown(.tensor), offsets_ = rime_graph::shown(.offsets))]
+    RaggedSequenceOverflow {
+        /// The ragged tensor.
+        tensor: String,
+        /// Its offsets tensor.
+        offsets: String,
+        /// The batch.
+        batch: usize,
+        /// Its tokens (its sequence length).
+        tokens: usize,
+        /// Elements its tokens span with the tensor's head, token and dim strides.
+        needed: usize,
+        /// Elements between its offset and the next.
+        room: usize,
+    },
+    /// A ragged tensor's last offset exceeds what `max_total_seq_len_q/kv` tokens hold.
+    #[error("tensor '{tensor_}': its ragged offsets '{offsets_}' end at element {last}, past {option} = {total} tokens x token stride {stride} = {limit} elements", tensor_ = rime_graph::shown(.tensor), offsets_ = rime_graph::shown(.offsets))]
+    RaggedPastMaxTotal {
+        /// The ragged tensor.
+        tensor: String,
+        /// Its offsets tensor.
+        offsets: String,
+        /// `max_total_seq_len_q` or `max_total_seq_len_kv`.
+        option: &'static str,
+        /// The option's value.
+        total: u64,
+        /// The tensor's token (dim 2) stride.
+        stride: usize,
+        /// total x stride.
+        limit: u64,
+        /// The last offset.
+        last: usize,
+    },
+    /// A tensor that is dense by definition (bias, dropout mask, sink) was given a ragged
+    /// layout.
+    #[error("tensor '{tensor_}' is indexed by batch, head and position; it cannot be ragged", tensor_ = rime_graph::shown(.tensor))]
+    RaggedNotAllowed {
+        /// Tensor name.
+        tensor: String,
+    },
     /// The workspace handed to execute is smaller than the plan's workspace size.
     #[error("workspace holds {given} bytes, the plan needs {needed}")]
     WorkspaceTooSmall {

@@ -45,7 +45,9 @@ mod registry;
 mod variant_pack;
 mod workspace;
 
-pub use buffer::{Buffer, HostBuffer, HostData, HostDataMut, MemoryLocation, MemorySpan};
+pub use buffer::{
+    Buffer, HostBuffer, HostData, HostDataMut, LogicalOffsets, MemoryLocation, MemorySpan,
+};
 pub use cpu::CpuEngine;
 pub use engine::{expect_engine, Engine};
 pub use error::EngineError;

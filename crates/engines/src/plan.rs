@@ -42,14 +42,15 @@ pub trait Plan: Debug + Send + Sync {
         -> Result<(), EngineError>;
 }
 
-/// The tensors of a node that need buffers: every port tensor not passed by value.
+/// The tensors of a node that need buffers: every port tensor not passed by value, and the
+/// offsets tensors of its ragged (THD) tensors (read like inputs, listed once each).
 ///
 /// A plan covers one node, so a virtual tensor that carries data from one node to the next (O
 /// and Stats of a forward feeding a backward) must live somewhere between the two plans: it is
 /// listed in `virtuals` too, and the caller gives it a buffer of its intermediate data type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanTensors {
-    /// Inputs, in port order.
+    /// Inputs, in port order, then the ragged offsets tensors.
     pub inputs: Vec<TensorId>,
     /// Outputs, in port order.
     pub outputs: Vec<TensorId>,
@@ -61,8 +62,20 @@ impl PlanTensors {
     /// The buffered tensors of `node`.
     pub fn of(graph: &Graph, node: &Node) -> PlanTensors {
         let buffered = |id: &TensorId| graph.get(*id).is_some_and(|t| t.pass_by_value.is_none());
-        let inputs: Vec<TensorId> = node.inputs.values().copied().filter(buffered).collect();
+        let mut inputs: Vec<TensorId> = node.inputs.values().copied().filter(buffered).collect();
         let outputs: Vec<TensorId> = node.outputs.values().copied().filter(buffered).collect();
+        let offsets: Vec<TensorId> = node
+            .inputs
+            .values()
+            .chain(node.outputs.values())
+            .filter_map(|&id| graph.get(id)?.ragged_offset)
+            .filter(buffered)
+            .collect();
+        for id in offsets {
+            if !inputs.contains(&id) {
+                inputs.push(id);
+            }
+        }
         let virtuals = inputs
             .iter()
             .chain(&outputs)

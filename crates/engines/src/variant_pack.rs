@@ -97,7 +97,8 @@ impl VariantPack {
     }
 
     /// Checks the pack against the tensors `needed` of `graph`: every one has exactly one
-    /// buffer of its data type, long enough for its strided span, and no entry is left over.
+    /// buffer of its data type, long enough for its strided span (a ragged tensor's span
+    /// depends on its offsets: the engine checks it), and no entry is left over.
     ///
     /// # Errors
     /// [`EngineError::ExtraBuffer`], [`EngineError::DuplicateBuffer`],
@@ -161,7 +162,9 @@ impl VariantPack {
                     dims: tensor.dims.clone(),
                     strides: tensor.strides.clone(),
                 })?;
-            if buffer.len() < needed {
+            // A ragged tensor's extent comes from its offsets, which the engine checks against
+            // the buffer at execution; its dims and strides alone do not bound it.
+            if tensor.ragged_offset.is_none() && buffer.len() < needed {
                 return Err(EngineError::BufferTooSmall {
                     tensor: tensor.name.clone(),
                     needed,

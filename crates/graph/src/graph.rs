@@ -271,6 +271,24 @@ impl Graph {
             .collect()
     }
 
+    /// The ports whose tensors name `offsets` as their ragged offsets: (node, port, tensor),
+    /// in node then port order.
+    pub fn ragged_users(&self, offsets: TensorId) -> Vec<(NodeId, Port, TensorId)> {
+        self.node_ids()
+            .flat_map(|n| {
+                let node = &self.nodes[n.index()];
+                node.inputs
+                    .iter()
+                    .chain(&node.outputs)
+                    .map(move |(&port, &t)| (n, port, t))
+            })
+            .filter(|&(_, _, t)| {
+                self.get(t)
+                    .is_some_and(|t| t.ragged_offset == Some(offsets))
+            })
+            .collect()
+    }
+
     /// Producers and readers of every tensor, in one pass (see [`Dataflow`]).
     pub fn dataflow(&self) -> Dataflow {
         Dataflow::of(self)

@@ -14,9 +14,14 @@ impl Tensor {
     /// an exotic interleaving that does not overlap but fails the test is reported too (use a
     /// plain layout for outputs). Layouts with negative strides or dims < 1 are validation
     /// errors of their own and report `false` here.
+    ///
+    /// A ragged (THD) tensor's sequences are placed by its offsets, not by its batch stride
+    /// (which is then unused): only the layout of one sequence, (H, S, D), is tested here. That
+    /// sequences do not overlap each other depends on the offsets, which only execution sees.
     pub fn overlaps_itself(&self) -> bool {
+        let placed_by_offsets = usize::from(self.ragged_offset.is_some());
         let mut axes: Vec<(u64, u64)> = Vec::with_capacity(self.dims.len());
-        for (&d, &s) in self.dims.iter().zip(&self.strides) {
+        for (&d, &s) in self.dims.iter().zip(&self.strides).skip(placed_by_offsets) {
             let (Ok(d), Ok(s)) = (u64::try_from(d), u64::try_from(s)) else {
                 return false;
             };
@@ -65,6 +70,19 @@ mod tests {
         assert!(overlaps(&[2, 4, 64, 64], &[16384, 64, 64, 1]));
         assert!(overlaps(&[2, 4, 64, 64], &[16384, 4096, 32, 1]));
         assert!(overlaps(&[2, 2], &[1, 1]));
+    }
+
+    #[test]
+    fn a_ragged_tensor_is_tested_per_sequence() {
+        // cuDNN's THD strides: the batch stride equals the token stride, since the offsets
+        // place each sequence.
+        let thd = Tensor::new("t", &[2, 4, 64, 64], &[256, 64, 256, 1]);
+        assert!(thd.overlaps_itself());
+        let ragged = thd.with_ragged_offset(crate::TensorId(1));
+        assert!(!ragged.overlaps_itself());
+        let heads_overlap = Tensor::new("t", &[2, 4, 64, 64], &[256, 32, 256, 1])
+            .with_ragged_offset(crate::TensorId(1));
+        assert!(heads_overlap.overlaps_itself());
     }
 
     #[test]

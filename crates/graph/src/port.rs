@@ -112,6 +112,27 @@ impl Port {
     pub fn from_name(name: &str) -> Option<Port> {
         Port::ALL.into_iter().find(|p| p.name() == name)
     }
+
+    /// The sequence whose tokens the port's dim 2 walks, for the tensors laid out token by
+    /// token (Q, O, dO, Stats, dQ: the query; K, V, dK, dV: the keys); `None` for the others
+    /// (bias, masks, scalars, sequence lengths), which are dense. Only the token tensors may
+    /// be ragged (packed by per-batch offsets).
+    pub const fn token_sequence(self) -> Option<Sequence> {
+        match self {
+            Port::Q | Port::O | Port::DO | Port::Stats | Port::DQ => Some(Sequence::Q),
+            Port::K | Port::V | Port::DK | Port::DV => Some(Sequence::Kv),
+            _ => None,
+        }
+    }
+}
+
+/// The two sequences of attention: queries, and keys / values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Sequence {
+    /// The query rows (Sq, `SEQ_LEN_Q`, `max_total_seq_len_q`).
+    Q,
+    /// The keys and values (Skv, `SEQ_LEN_KV`, `max_total_seq_len_kv`).
+    Kv,
 }
 
 impl fmt::Display for Port {

@@ -159,6 +159,21 @@ impl Tensor {
         last.checked_add(1)
     }
 
+    /// Elements a buffer of the tensor holds when the caller lays it out itself: its strided
+    /// span, or for a ragged tensor (whose batch stride is unused) B sequences of S tokens
+    /// packed one after another, which any offsets of sequences no longer than S fit without
+    /// gaps (the engine checks the actual offsets at execution). `None` as [`Self::span_elements`].
+    pub fn buffer_elements(&self) -> Option<u64> {
+        if self.ragged_offset.is_none() {
+            return self.span_elements();
+        }
+        let (&batch, rest) = self.dims.split_first()?;
+        let sequence = Tensor::new("", &[&[1], rest].concat(), &self.strides);
+        sequence
+            .span_elements()?
+            .checked_mul(u64::try_from(batch).ok()?)
+    }
+
     /// True when the strides are the compact row-major strides of the dims.
     pub fn is_packed(&self) -> bool {
         self.strides == packed_strides(&self.dims)
@@ -189,6 +204,15 @@ mod tests {
         assert_eq!(huge.element_count(), None);
         let zero = Tensor::packed("z", &[0, 4]);
         assert_eq!(zero.span_elements(), None);
+    }
+
+    #[test]
+    fn a_ragged_buffer_holds_full_sequences_packed() {
+        // THD with cuDNN's strides: the batch stride is the token stride.
+        let thd = Tensor::new("q", &[3, 2, 5, 4], &[8, 4, 8, 1]);
+        assert_eq!(thd.buffer_elements(), thd.span_elements());
+        let ragged = thd.with_ragged_offset(TensorId(9));
+        assert_eq!(ragged.buffer_elements(), Some(3 * 5 * 8));
     }
 
     #[test]

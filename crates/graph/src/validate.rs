@@ -255,7 +255,9 @@ impl Graph {
         }
         for t in self.tensor_ids() {
             let tensor = &self.tensors()[t.index()];
-            if tensor.is_virtual && flow.producer(t).is_none() && !flow.readers(t).is_empty() {
+            // Ragged offsets are read like inputs, by the tensors that name them.
+            let read = !flow.readers(t).is_empty() || flow.is_ragged_offset(t);
+            if tensor.is_virtual && flow.producer(t).is_none() && read {
                 errors.push(GraphError::VirtualWithoutProducer {
                     tensor: tensor.name.clone(),
                 });

@@ -83,21 +83,16 @@ impl<'a> NodeCtx<'a> {
             || self.has(Port::RngDump)
     }
 
-    /// The first port whose tensor has a ragged (THD) offset.
+    /// The bound ports whose tensors have a ragged (THD) offset, in port order.
+    pub fn ragged_ports(&self) -> impl Iterator<Item = Port> + '_ {
+        Port::ALL
+            .into_iter()
+            .filter(|&p| self.tensor(p).is_some_and(|t| t.ragged_offset.is_some()))
+    }
+
+    /// The first token port (Q, K, V, O, dO, Stats, dQ, dK, dV) whose tensor is ragged.
     pub fn ragged_port(&self) -> Option<Port> {
-        [
-            Port::Q,
-            Port::K,
-            Port::V,
-            Port::O,
-            Port::DO,
-            Port::DQ,
-            Port::DK,
-            Port::DV,
-            Port::Stats,
-        ]
-        .into_iter()
-        .find(|&p| self.tensor(p).is_some_and(|t| t.ragged_offset.is_some()))
+        self.ragged_ports().find(|p| p.token_sequence().is_some())
     }
 
     /// How the bias broadcasts, when there is one.

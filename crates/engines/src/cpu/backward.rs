@@ -21,6 +21,7 @@
 //! accumulators.
 
 use rayon::prelude::*;
+use rime_graph::Sequence;
 
 use super::element::Real;
 use super::exp::exp_shifted;
@@ -68,11 +69,12 @@ pub fn backward<A: Real>(
             .collect::<Result<_, _>>()?;
         for (&t, g) in chunk.iter().zip(heads) {
             let (b, h) = (t / s.hq, t % s.hq);
-            outputs.dq.scatter(b, h, 0..s.sq, s.dqk, &g.dq);
+            let rows = outputs.dq.rows(problem.tokens(Sequence::Q, b), s.sq);
+            outputs.dq.scatter(b, h, rows, s.dqk, &g.dq);
             sums.add(b, h, g);
         }
     }
-    sums.write(&mut outputs)?;
+    sums.write(problem, &mut outputs)?;
     Ok(())
 }
 

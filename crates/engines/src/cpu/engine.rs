@@ -1,16 +1,18 @@
 //! The CPU reference engine: plans over host buffers that run [`forward`] / [`backward`] in
 //! f32 (f16 / bf16 / f32 io), or in f64 for a reference plan ([`CpuEngine::reference_plan`]).
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind, SdpaProblem};
-use rime_graph::{DataType, Graph, NodeId, OpKind, Port, TensorId};
+use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind, SdpaProblem, TensorSpec};
+use rime_graph::{DataType, Graph, NodeId, OpKind, Port, Sequence, TensorId};
 
 use super::layout::{HostSliceMut, TensorMut, TensorRef, View4};
 use super::problem::{
     AttentionInputs, BackwardInputs, BackwardOutputs, Dropout, ForwardOutputs, Problem, SeqLens,
 };
+use super::ragged::Ragged;
 use super::{backward, forward, memory};
 use crate::{
     check_workspace, expect_engine, Binding, Buffer, Engine, EngineError, HostBuffer, HostData,
@@ -18,6 +20,55 @@ use crate::{
 };
 
 const ENGINE: &str = "cpu_reference";
+
+/// The element offsets of every ragged-offsets tensor a plan reads, by tensor.
+type Offsets = BTreeMap<TensorId, Vec<usize>>;
+
+/// Elements (i, 0, 0, 0) for i < `count` of an integer tensor: sequence lengths, offsets.
+/// `None` when the buffer does not hold integers.
+fn integers(buffer: &dyn Buffer, view: &View4, count: usize) -> Option<Vec<i64>> {
+    let at = |i: usize| view.offset(i, 0, 0, 0);
+    match buffer.host()? {
+        HostData::I32(x) => Some((0..count).map(|i| i64::from(x[at(i)])).collect()),
+        HostData::I64(x) => Some((0..count).map(|i| x[at(i)]).collect()),
+        HostData::Float(_) => None,
+    }
+}
+
+/// The element offsets held by `o`, the offsets tensor `id` of the ragged tensor `tensor`, from a
+/// checked pack: each must be >= 0.
+fn offsets_of(
+    tensor: &str,
+    o: &rime_graph::Tensor,
+    pack: &VariantPack,
+    binding: &Binding,
+    id: TensorId,
+) -> Result<Vec<usize>, EngineError> {
+    let view = View4::new(&o.name, &o.dims, &o.strides)?;
+    let buffer = pack
+        .bound(binding, id)
+        .ok_or_else(|| EngineError::MissingBuffer {
+            tensor: o.name.clone(),
+        })?;
+    let values =
+        integers(buffer, &view, view.dims[0]).ok_or_else(|| EngineError::DataTypeMismatch {
+            tensor: o.name.clone(),
+            expected: DataType::I64,
+            actual: buffer.data_type(),
+        })?;
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(index, value)| {
+            usize::try_from(value).map_err(|_| EngineError::RaggedOffsetNegative {
+                tensor: tensor.to_owned(),
+                offsets: o.name.clone(),
+                index,
+                value,
+            })
+        })
+        .collect()
+}
 
 /// The CPU reference engine.
 #[derive(Debug, Clone, Copy, Default)]
@@ -183,13 +234,9 @@ impl CpuPlan {
             let buffer = *reads.get(&t.id).ok_or_else(|| EngineError::MissingBuffer {
                 tensor: t.name.clone(),
             })?;
-            for b in 0..s.b {
-                let at = view.offset(b, 0, 0, 0);
-                let value = match buffer.host() {
-                    Some(HostData::I32(x)) => i64::from(x[at]),
-                    Some(HostData::I64(x)) => x[at],
-                    _ => return Err(self.wrong_type(port, buffer)),
-                };
+            let values =
+                integers(buffer, &view, s.b).ok_or_else(|| self.wrong_type(port, buffer))?;
+            for (b, value) in values.into_iter().enumerate() {
                 let len = usize::try_from(value).ok().filter(|&l| l <= max);
                 out.push(len.ok_or_else(|| EngineError::SeqLenOutOfRange {
                     tensor: t.name.clone(),
@@ -256,6 +303,74 @@ impl CpuPlan {
         Ok(problem)
     }
 
+    /// The offsets of every ragged tensor of the node, read from a checked pack: element
+    /// offsets >= 0, and within what `max_total_seq_len_q/kv` tokens hold when it is set. The
+    /// rest (count, order, buffer end, each sequence's room) is checked with the views.
+    fn ragged_offsets(
+        &self,
+        pack: &VariantPack,
+        binding: &Binding,
+    ) -> Result<Offsets, EngineError> {
+        let mut read = Offsets::new();
+        for (port, t) in self.spec.tensors() {
+            let Some(id) = t.ragged_offset else { continue };
+            let sequence = port
+                .token_sequence()
+                .ok_or_else(|| EngineError::RaggedNotAllowed {
+                    tensor: t.name.clone(),
+                })?;
+            let o = self
+                .graph
+                .get(id)
+                .ok_or_else(|| EngineError::MissingBuffer {
+                    tensor: format!("ragged offsets of '{}'", t.name),
+                })?;
+            if let Entry::Vacant(slot) = read.entry(id) {
+                slot.insert(offsets_of(&t.name, o, pack, binding, id)?);
+            }
+            let (option, total) = match sequence {
+                Sequence::Q => ("max_total_seq_len_q", self.spec.max_total_seq_len_q),
+                Sequence::Kv => ("max_total_seq_len_kv", self.spec.max_total_seq_len_kv),
+            };
+            let last = read[&id].last().copied().unwrap_or(0);
+            let stride = t.strides[2];
+            // The cuDNN frontend sizes its packed scratch by total x token stride elements.
+            let limit = total.and_then(|n| n.checked_mul(u64::try_from(stride).ok()?));
+            if let (Some(total), Some(limit)) = (total, limit) {
+                if u64::try_from(last).map_or(true, |l| l > limit) {
+                    return Err(EngineError::RaggedPastMaxTotal {
+                        tensor: t.name.clone(),
+                        offsets: o.name.clone(),
+                        option,
+                        total,
+                        stride,
+                        limit,
+                        last,
+                    });
+                }
+            }
+        }
+        Ok(read)
+    }
+
+    /// The offsets of `t`'s ragged layout, from those the plan read; `None` for a padded
+    /// tensor.
+    fn ragged<'a>(
+        &'a self,
+        t: &TensorSpec,
+        offsets: &'a Offsets,
+    ) -> Result<Option<Ragged<'a>>, EngineError> {
+        let Some(id) = t.ragged_offset else {
+            return Ok(None);
+        };
+        let (Some(o), Some(values)) = (self.graph.get(id), offsets.get(&id)) else {
+            return Err(EngineError::MissingBuffer {
+                tensor: format!("ragged offsets of '{}'", t.name),
+            });
+        };
+        Ok(Some(Ragged::new(&o.name, values)))
+    }
+
     /// The data type a buffer of `expected` has in this plan's precision.
     fn buffer_type(&self, expected: DataType) -> DataType {
         match self.precision {
@@ -269,6 +384,7 @@ impl CpuPlan {
 struct Reads<'a> {
     plan: &'a CpuPlan,
     buffers: BTreeMap<TensorId, &'a dyn Buffer>,
+    offsets: &'a Offsets,
 }
 
 impl<'a> Reads<'a> {
@@ -284,7 +400,10 @@ impl<'a> Reads<'a> {
             Some(HostData::Float(x)) => x,
             _ => return Err(self.plan.wrong_type(port, buffer)),
         };
-        Ok(Some(TensorRef::new(name, data, view)?))
+        Ok(Some(match self.plan.ragged(t, self.offsets)? {
+            Some(ragged) => TensorRef::ragged(name, data, view, ragged)?,
+            None => TensorRef::new(name, data, view)?,
+        }))
     }
 
     fn required(&self, port: Port) -> Result<TensorRef<'a>, EngineError> {
@@ -302,6 +421,7 @@ impl<'a> Reads<'a> {
 fn writes<'a>(
     plan: &'a CpuPlan,
     buffers: BTreeMap<TensorId, &'a mut dyn Buffer>,
+    offsets: &'a Offsets,
 ) -> Result<BTreeMap<Port, TensorMut<'a>>, EngineError> {
     let mut out = BTreeMap::new();
     for (id, buffer) in buffers {
@@ -323,7 +443,11 @@ fn writes<'a>(
                 })
             }
         };
-        out.insert(port, TensorMut::new(&t.name, data, view)?);
+        let tensor = match plan.ragged(t, offsets)? {
+            Some(ragged) => TensorMut::ragged(&t.name, data, view, ragged)?,
+            None => TensorMut::new(&t.name, data, view)?,
+        };
+        out.insert(port, tensor);
     }
     Ok(out)
 }
@@ -378,11 +502,13 @@ impl Plan for CpuPlan {
     ) -> Result<(), EngineError> {
         check_workspace(self.workspace_size(), workspace)?;
         let binding = self.check(pack)?;
+        let offsets = self.ragged_offsets(pack, &binding)?;
         let (reads, writes_) = pack.split(&binding, &self.tensors.outputs);
         let problem = self.problem_for(&reads)?;
         let reads = Reads {
             plan: self,
             buffers: reads,
+            offsets: &offsets,
         };
         let attn = AttentionInputs {
             q: reads.required(Port::Q)?,
@@ -392,7 +518,7 @@ impl Plan for CpuPlan {
             sink: reads.port(Port::Sink)?,
             dropout_mask: reads.port(Port::DropoutMask)?,
         };
-        let mut out = writes(self, writes_)?;
+        let mut out = writes(self, writes_, &offsets)?;
         let mut output = |port: Port| {
             out.remove(&port).ok_or_else(|| EngineError::MissingBuffer {
                 tensor: self

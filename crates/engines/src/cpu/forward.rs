@@ -11,10 +11,13 @@
 //! sink such a row attends to the sink alone: O = 0, Stats = sink. A NaN among a row's kept
 //! scores makes the row's maximum, O and Stats NaN (PyTorch's math), never a masked row.
 //!
+//! Ragged (THD) outputs get their real rows only: a ragged sequence has no padded rows.
+//!
 //! Dropout (a given mask): the sums and Stats are those of the undropped probabilities; each
 //! tile is multiplied by mask x scale before it meets V.
 
 use rayon::prelude::*;
+use rime_graph::Sequence;
 
 use super::element::Real;
 use super::exp::exp_shifted;
@@ -56,9 +59,12 @@ pub fn forward<A: Real>(
             .collect::<Result<_, _>>()?;
         for (&t, head) in chunk.iter().zip(&heads) {
             let (b, h) = (t / s.hq, t % s.hq);
-            outputs.o.scatter(b, h, 0..s.sq, s.dv, &head.o);
+            let tokens = problem.tokens(Sequence::Q, b);
+            let rows = outputs.o.rows(tokens, s.sq);
+            outputs.o.scatter(b, h, rows, s.dv, &head.o);
             if let Some(stats) = outputs.stats.as_mut() {
-                stats.scatter(b, h, 0..s.sq, 1, &head.stats);
+                let rows = stats.rows(tokens, s.sq);
+                stats.scatter(b, h, rows, 1, &head.stats);
             }
         }
     }

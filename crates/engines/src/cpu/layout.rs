@@ -3,7 +3,8 @@
 //!
 //! A dim of size 1 broadcasts: any index along it reads element 0. That is how a (1, Hq, Sq, Skv)
 //! bias serves every batch, and how K serves its group of query heads (the caller passes the kv
-//! head index).
+//! head index). A ragged tensor ([`Ragged`]) places each batch at its own offset instead of at a
+//! multiple of the batch stride.
 
 use std::ops::Range;
 
@@ -11,6 +12,7 @@ use half::{bf16, f16};
 use rime_graph::DataType;
 
 use super::element::{Element, Real};
+use super::ragged::Ragged;
 use crate::EngineError;
 
 /// Logical dims and element strides of a rank-4 tensor.
@@ -161,20 +163,33 @@ impl HostSliceMut<'_> {
     }
 }
 
-/// A named, strided, read-only rank-4 tensor whose span is known to fit its slice.
+/// A named, strided, read-only rank-4 tensor whose span is known to fit its slice (a ragged
+/// one: whose offsets are; its sequences are checked against the problem's lengths).
 #[derive(Debug, Clone, Copy)]
 pub struct TensorRef<'a> {
     name: &'a str,
     data: HostSlice<'a>,
     view: View4,
+    ragged: Option<Ragged<'a>>,
 }
 
-/// A named, strided, writable rank-4 tensor whose span is known to fit its slice.
+/// A named, strided, writable rank-4 tensor whose span is known to fit its slice (a ragged
+/// one: whose offsets are).
 #[derive(Debug)]
 pub struct TensorMut<'a> {
     name: &'a str,
     data: HostSliceMut<'a>,
     view: View4,
+    ragged: Option<Ragged<'a>>,
+}
+
+/// Where batch `b` of a tensor starts: its offset when ragged, else b x the batch stride.
+#[inline]
+fn batch_base(view: &View4, ragged: Option<&Ragged<'_>>, b: usize) -> usize {
+    match ragged {
+        Some(r) => r.start(b),
+        None => view.offset(b, 0, 0, 0),
+    }
 }
 
 fn check_span(name: &str, view: &View4, len: usize) -> Result<(), EngineError> {
@@ -200,7 +215,37 @@ impl<'a> TensorRef<'a> {
     /// [`EngineError::BufferTooSmall`] when the view's span exceeds the slice.
     pub fn new(name: &'a str, data: HostSlice<'a>, view: View4) -> Result<Self, EngineError> {
         check_span(name, &view, data.len())?;
-        Ok(TensorRef { name, data, view })
+        Ok(TensorRef {
+            name,
+            data,
+            view,
+            ragged: None,
+        })
+    }
+
+    /// Wraps `data` as a ragged tensor of layout `view` whose batches start at `ragged`'s
+    /// offsets.
+    ///
+    /// # Errors
+    /// As [`Ragged`]'s checks: B + 1 offsets, not decreasing, the last within the slice.
+    pub fn ragged(
+        name: &'a str,
+        data: HostSlice<'a>,
+        view: View4,
+        ragged: Ragged<'a>,
+    ) -> Result<Self, EngineError> {
+        ragged.check(name, &view, data.len())?;
+        Ok(TensorRef {
+            name,
+            data,
+            view,
+            ragged: Some(ragged),
+        })
+    }
+
+    /// The offsets of a ragged tensor.
+    pub fn ragged_offsets(&self) -> Option<&Ragged<'a>> {
+        self.ragged.as_ref()
     }
 
     /// Tensor name (for errors).
@@ -215,7 +260,7 @@ impl<'a> TensorRef<'a> {
 
     /// Element (b, h, s, d) in the math type.
     pub fn get<A: Real>(&self, b: usize, h: usize, s: usize, d: usize) -> A {
-        let at = self.view.offset(b, h, s, d);
+        let at = batch_base(&self.view, self.ragged.as_ref(), b) + self.view.offset(0, h, s, d);
         with_slice!(self.data, x => x[at].load())
     }
 
@@ -230,14 +275,16 @@ impl<'a> TensorRef<'a> {
         out: &mut Vec<A>,
     ) {
         out.clear();
-        with_slice!(self.data, x => gather_rows(x, &self.view, b, h, rows, cols, out));
+        let base = batch_base(&self.view, self.ragged.as_ref(), b);
+        with_slice!(self.data, x => gather_rows(x, &self.view, base, h, rows, cols, out));
     }
 }
 
+/// Rows `rows` of head `h` of the batch that starts at element `base`.
 fn gather_rows<E: Element, A: Real>(
     x: &[E],
     view: &View4,
-    b: usize,
+    base: usize,
     h: usize,
     rows: Range<usize>,
     cols: Range<usize>,
@@ -245,14 +292,17 @@ fn gather_rows<E: Element, A: Real>(
 ) {
     for s in rows {
         if view.strides[3] == 1 && view.dims[3] > 1 {
-            let row = view.offset(b, h, s, 0);
+            let row = base + view.offset(0, h, s, 0);
             out.extend(
                 x[row + cols.start..row + cols.end]
                     .iter()
                     .map(|e| e.load::<A>()),
             );
         } else {
-            out.extend(cols.clone().map(|d| x[view.offset(b, h, s, d)].load::<A>()));
+            out.extend(
+                cols.clone()
+                    .map(|d| x[base + view.offset(0, h, s, d)].load::<A>()),
+            );
         }
     }
 }
@@ -264,7 +314,48 @@ impl<'a> TensorMut<'a> {
     /// [`EngineError::BufferTooSmall`] when the view's span exceeds the slice.
     pub fn new(name: &'a str, data: HostSliceMut<'a>, view: View4) -> Result<Self, EngineError> {
         check_span(name, &view, data.len())?;
-        Ok(TensorMut { name, data, view })
+        Ok(TensorMut {
+            name,
+            data,
+            view,
+            ragged: None,
+        })
+    }
+
+    /// Wraps `data` as a writable ragged tensor of layout `view` whose batches start at
+    /// `ragged`'s offsets.
+    ///
+    /// # Errors
+    /// As [`TensorRef::ragged`].
+    pub fn ragged(
+        name: &'a str,
+        data: HostSliceMut<'a>,
+        view: View4,
+        ragged: Ragged<'a>,
+    ) -> Result<Self, EngineError> {
+        ragged.check(name, &view, data.len())?;
+        Ok(TensorMut {
+            name,
+            data,
+            view,
+            ragged: Some(ragged),
+        })
+    }
+
+    /// The offsets of a ragged tensor.
+    pub fn ragged_offsets(&self) -> Option<&Ragged<'a>> {
+        self.ragged.as_ref()
+    }
+
+    /// The rows of one (batch, head) to write, of `full` rows of which `tokens` are real: a
+    /// ragged sequence has memory for its real tokens only, a padded tensor for all of them
+    /// (its padded rows are written too, as zero gradients or +inf Stats).
+    pub fn rows(&self, tokens: usize, full: usize) -> Range<usize> {
+        if self.ragged.is_some() {
+            0..tokens
+        } else {
+            0..full
+        }
     }
 
     /// Tensor name (for errors).
@@ -287,20 +378,22 @@ impl<'a> TensorMut<'a> {
         src: &[A],
     ) {
         let view = self.view;
-        with_slice_mut!(&mut self.data, x => scatter_rows(x, &view, b, h, rows, width, src));
+        let base = batch_base(&view, self.ragged.as_ref(), b);
+        with_slice_mut!(&mut self.data, x => scatter_rows(x, &view, base, h, rows, width, src));
     }
 
     /// Writes one element.
     pub fn set<A: Real>(&mut self, b: usize, h: usize, s: usize, d: usize, value: A) {
-        let at = self.view.offset(b, h, s, d);
+        let at = batch_base(&self.view, self.ragged.as_ref(), b) + self.view.offset(0, h, s, d);
         with_slice_mut!(&mut self.data, x => x[at] = Element::store(value));
     }
 }
 
+/// Writes rows `rows` of head `h` of the batch that starts at element `base`.
 fn scatter_rows<E: Element, A: Real>(
     x: &mut [E],
     view: &View4,
-    b: usize,
+    base: usize,
     h: usize,
     rows: Range<usize>,
     width: usize,
@@ -309,7 +402,7 @@ fn scatter_rows<E: Element, A: Real>(
     for (r, s) in rows.enumerate() {
         let from = &src[r * width..(r + 1) * width];
         for (d, &v) in from.iter().enumerate() {
-            x[view.offset(b, h, s, d)] = E::store(v);
+            x[base + view.offset(0, h, s, d)] = E::store(v);
         }
     }
 }

@@ -18,6 +18,7 @@ mod layout;
 mod mask;
 pub mod memory;
 mod problem;
+mod ragged;
 mod reduce;
 mod tile;
 
@@ -30,6 +31,7 @@ pub use problem::{
     AttentionInputs, BackwardInputs, BackwardOutputs, Band, Dropout, ForwardOutputs, Problem,
     ProblemShape, SeqLens,
 };
+pub use ragged::{logical_elements, packed_offsets, sequence_extent, Ragged};
 
 /// Query rows per tile.
 pub const BLOCK_Q: usize = 64;

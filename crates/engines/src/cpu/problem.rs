@@ -4,11 +4,13 @@
 //! and tested on its own.
 
 use super::element::Real;
-use super::layout::{TensorMut, TensorRef};
+use super::layout::{TensorMut, TensorRef, View4};
 use super::mask::{alibi_slopes, HeadMask};
+use super::ragged::Ragged;
 use crate::memory::try_reserve;
 use crate::EngineError;
 pub use rime_analyzer::{Band, ProblemShape};
+use rime_graph::Sequence;
 
 /// Actual sequence lengths per batch (padding mask).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +126,17 @@ fn expect_mut(t: &TensorMut<'_>, want: [usize; 4]) -> Result<(), EngineError> {
     expect(&t.view().dims, t.name(), want)
 }
 
+/// Refuses a ragged layout on a tensor indexed by batch, head and position (bias, masks,
+/// sink): its offsets would move its rows away from the positions they belong to.
+fn expect_dense(name: &str, ragged: Option<&Ragged<'_>>) -> Result<(), EngineError> {
+    match ragged {
+        Some(_) => Err(EngineError::RaggedNotAllowed {
+            tensor: name.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The bias dims a problem accepts: any dim may broadcast (size 1), as the graph model allows;
 /// dBias then sums over the broadcast dims.
 fn bias_dims_ok(s: &ProblemShape, dims: &[usize; 4]) -> bool {
@@ -155,13 +168,44 @@ impl Problem {
         self.shape.hq / self.shape.hv
     }
 
+    /// The real tokens of batch `b` in `sequence`: its padding-mask length, else the whole
+    /// sequence dim.
+    pub fn tokens(&self, sequence: Sequence, b: usize) -> usize {
+        let s = &self.shape;
+        match (&self.seq_lens, sequence) {
+            (Some(l), Sequence::Q) => l.q[b],
+            (Some(l), Sequence::Kv) => l.kv[b],
+            (None, Sequence::Q) => s.sq,
+            (None, Sequence::Kv) => s.skv,
+        }
+    }
+
+    /// Checks that a ragged tensor's sequences hold batch by batch the real tokens of
+    /// `sequence` (checked lengths first: `check_self`).
+    fn check_ragged(
+        &self,
+        name: &str,
+        view: &View4,
+        ragged: Option<&Ragged<'_>>,
+        sequence: Sequence,
+    ) -> Result<(), EngineError> {
+        match ragged {
+            Some(r) => r.check_tokens(name, view, |b| self.tokens(sequence, b)),
+            None => Ok(()),
+        }
+    }
+
+    fn check_ragged_ref(&self, t: &TensorRef<'_>, sequence: Sequence) -> Result<(), EngineError> {
+        self.check_ragged(t.name(), t.view(), t.ragged_offsets(), sequence)
+    }
+
+    fn check_ragged_mut(&self, t: &TensorMut<'_>, sequence: Sequence) -> Result<(), EngineError> {
+        self.check_ragged(t.name(), t.view(), t.ragged_offsets(), sequence)
+    }
+
     /// The mask of batch `b`, query head `h`.
     pub(crate) fn head_mask(&self, b: usize, h: usize, slopes: &[f64]) -> HeadMask {
-        let s = &self.shape;
-        let (q_len, kv_len) = match &self.seq_lens {
-            Some(l) => (l.q[b], l.kv[b]),
-            None => (s.sq, s.skv),
-        };
+        let (q_len, kv_len) = (self.tokens(Sequence::Q, b), self.tokens(Sequence::Kv, b));
         let shift = self.band.shift(q_len, kv_len);
         HeadMask {
             q_len,
@@ -253,6 +297,12 @@ impl Problem {
         expect_ref(&x.q, [s.b, s.hq, s.sq, s.dqk])?;
         expect_ref(&x.k, [s.b, s.hk, s.skv, s.dqk])?;
         expect_ref(&x.v, [s.b, s.hv, s.skv, s.dv])?;
+        self.check_ragged_ref(&x.q, Sequence::Q)?;
+        self.check_ragged_ref(&x.k, Sequence::Kv)?;
+        self.check_ragged_ref(&x.v, Sequence::Kv)?;
+        for dense in [&x.bias, &x.sink, &x.dropout_mask].into_iter().flatten() {
+            expect_dense(dense.name(), dense.ragged_offsets())?;
+        }
         if let Some(bias) = &x.bias {
             if !bias_dims_ok(s, &bias.view().dims) {
                 expect_ref(bias, [s.b, s.hq, s.sq, s.skv])?;
@@ -286,8 +336,10 @@ impl Problem {
     pub(crate) fn check_forward(&self, out: &ForwardOutputs<'_>) -> Result<(), EngineError> {
         let s = &self.shape;
         expect_mut(&out.o, [s.b, s.hq, s.sq, s.dv])?;
+        self.check_ragged_mut(&out.o, Sequence::Q)?;
         if let Some(stats) = &out.stats {
             expect_mut(stats, [s.b, s.hq, s.sq, 1])?;
+            self.check_ragged_mut(stats, Sequence::Q)?;
         }
         Ok(())
     }
@@ -306,6 +358,15 @@ impl Problem {
         expect_mut(&out.dq, [s.b, s.hq, s.sq, s.dqk])?;
         expect_mut(&out.dk, [s.b, s.hk, s.skv, s.dqk])?;
         expect_mut(&out.dv, [s.b, s.hv, s.skv, s.dv])?;
+        for t in [&x.o, &x.d_o, &x.stats] {
+            self.check_ragged_ref(t, Sequence::Q)?;
+        }
+        self.check_ragged_mut(&out.dq, Sequence::Q)?;
+        self.check_ragged_mut(&out.dk, Sequence::Kv)?;
+        self.check_ragged_mut(&out.dv, Sequence::Kv)?;
+        for dense in [&out.dbias, &out.dsink].into_iter().flatten() {
+            expect_dense(dense.name(), dense.ragged_offsets())?;
+        }
         match (&x.attn.bias, &out.dbias) {
             (Some(bias), Some(dbias)) => expect_mut(dbias, bias.view().dims)?,
             (None, Some(_)) => {

@@ -6,6 +6,8 @@
 //! into f32 sums one at a time in ascending (batch, head) order on the calling thread, so
 //! results do not depend on scheduling or on how many heads ran at once.
 
+use rime_graph::Sequence;
+
 use super::element::Real;
 use super::problem::{BackwardOutputs, Problem, ProblemShape};
 use crate::memory::try_filled;
@@ -119,23 +121,27 @@ impl<A: Real> Accumulators<A> {
         self.dsink[h] += g.dsink;
     }
 
-    /// Writes the sums into the outputs (a slot no head reached is written as zeros).
-    pub fn write(&self, out: &mut BackwardOutputs<'_>) -> Result<(), EngineError> {
+    /// Writes the sums into the outputs of problem `p` (a slot no head reached is written as
+    /// zeros; a ragged dK / dV gets the real keys of each sequence only).
+    pub fn write(&self, p: &Problem, out: &mut BackwardOutputs<'_>) -> Result<(), EngineError> {
         let s = self.shape;
         let zeros = |len: usize| try_filled(len, A::zero(), "zero gradients");
         for b in 0..s.b {
+            let tokens = p.tokens(Sequence::Kv, b);
+            let rows = out.dk.rows(tokens, s.skv);
             for g in 0..s.hk {
                 let len = s.skv * s.dqk;
                 match &self.dk[b * s.hk + g] {
-                    Some(sum) => out.dk.scatter(b, g, 0..s.skv, s.dqk, sum),
-                    None => out.dk.scatter(b, g, 0..s.skv, s.dqk, &zeros(len)?),
+                    Some(sum) => out.dk.scatter(b, g, rows.clone(), s.dqk, sum),
+                    None => out.dk.scatter(b, g, rows.clone(), s.dqk, &zeros(len)?),
                 }
             }
+            let rows = out.dv.rows(tokens, s.skv);
             for g in 0..s.hv {
                 let len = s.skv * s.dv;
                 match &self.dv[b * s.hv + g] {
-                    Some(sum) => out.dv.scatter(b, g, 0..s.skv, s.dv, sum),
-                    None => out.dv.scatter(b, g, 0..s.skv, s.dv, &zeros(len)?),
+                    Some(sum) => out.dv.scatter(b, g, rows.clone(), s.dv, sum),
+                    None => out.dv.scatter(b, g, rows.clone(), s.dv, &zeros(len)?),
                 }
             }
         }

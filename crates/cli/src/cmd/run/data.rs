@@ -11,6 +11,7 @@ use rime_graph::{sdpa_shape, shown, DataType, Dataflow, Graph, Port, TensorId};
 use safetensors::tensor::{Metadata, TensorInfo};
 
 use super::fnv::Fnv1a;
+use super::ragged;
 use crate::limits::Limits;
 use crate::output::OutputFile;
 use crate::tensor_file::{dtype_of, TensorFile};
@@ -50,10 +51,11 @@ pub fn element_bytes(dt: DataType) -> u64 {
     }
 }
 
-/// Elements of tensor `id`'s buffer (its strided span), as a host length.
-fn span(graph: &Graph, id: TensorId) -> anyhow::Result<usize> {
+/// Elements of tensor `id`'s buffer (its strided span; a ragged tensor's full sequences
+/// packed), as a host length.
+pub fn span(graph: &Graph, id: TensorId) -> anyhow::Result<usize> {
     let t = graph.get(id).context("unknown tensor")?;
-    t.span_elements()
+    t.buffer_elements()
         .and_then(|s| usize::try_from(s).ok())
         .with_context(|| format!("'{}' is too large for this machine", shown(&t.name)))
 }
@@ -123,6 +125,9 @@ impl Inputs {
         let span = span(graph, id)?;
         if let Some(file) = self.file.as_ref().filter(|f| f.entry(&t.name).is_some()) {
             let logical = file.buffer(&t.name, dt)?;
+            if t.ragged_offset.is_some() {
+                return ragged::pack(graph, id, &logical, span, &mut |i| self.integers(graph, i));
+            }
             return logical
                 .from_logical(&t.dims, &t.strides, span)?
                 .with_context(|| {
@@ -136,6 +141,11 @@ impl Inputs {
                 });
         }
         self.random(graph, id, dt, span)
+    }
+
+    /// The logical values of the integer input `id` (sequence lengths, offsets).
+    fn integers(&self, graph: &Graph, id: TensorId) -> anyhow::Result<Vec<i64>> {
+        ragged::integers(graph, id, &self.make(graph, id)?)
     }
 
     fn random(
@@ -154,17 +164,32 @@ impl Inputs {
             node.inputs.iter().find(|(_, &t)| t == id).map(|(&p, _)| p)
         });
         let shape = reader.and_then(|n| sdpa_shape(graph, n));
+        if self.flow.is_ragged_offset(id) {
+            return ragged::random_offsets(graph, id, dt, span, &mut |i| self.integers(graph, i));
+        }
         let mut buffer = HostBuffer::try_zeros(dt, span, &t.name)?;
+        // Lengths whose sum stays within the node's packed token total, when it has one.
+        let options = reader.and_then(|n| graph.node(n)).map(|n| &n.options);
+        let cap = |s: i64, total: Option<i64>| match total {
+            Some(total) => s.min(total / t.dims[0].max(1)),
+            None => s,
+        };
         let filled = match (port, shape) {
             (Some(Port::SeqLenQ), Some(s)) => {
-                buffer.fill_logical(&t.dims, &t.strides, || length(&mut rng, s.sq))
+                let max = cap(s.sq, options.and_then(|o| o.max_total_seq_len_q));
+                buffer.fill_logical(&t.dims, &t.strides, || length(&mut rng, max))
             }
             (Some(Port::SeqLenKv), Some(s)) => {
-                buffer.fill_logical(&t.dims, &t.strides, || length(&mut rng, s.skv))
+                let max = cap(s.skv, options.and_then(|o| o.max_total_seq_len_kv));
+                buffer.fill_logical(&t.dims, &t.strides, || length(&mut rng, max))
             }
             (Some(Port::AttnScale), Some(s)) => {
                 let scale = 1.0 / (s.dqk.max(1) as f64).sqrt();
                 buffer.fill_logical(&t.dims, &t.strides, || scale)
+            }
+            // A ragged tensor's elements are its buffer's (its batch stride is unused).
+            _ if t.ragged_offset.is_some() => {
+                buffer.fill_logical(&[buffer_len(span)?], &[1], || 2.0 * rng.next() - 1.0)
             }
             _ => buffer.fill_logical(&t.dims, &t.strides, || 2.0 * rng.next() - 1.0),
         };
@@ -180,6 +205,11 @@ impl Inputs {
     }
 }
 
+/// A buffer length as a dim.
+fn buffer_len(span: usize) -> anyhow::Result<i64> {
+    i64::try_from(span).context("a buffer too large for a dim")
+}
+
 /// A random length between half the sequence and all of it.
 fn length(rng: &mut Rng, max: i64) -> f64 {
     let lo = (max + 1) / 2;
@@ -187,7 +217,7 @@ fn length(rng: &mut Rng, max: i64) -> f64 {
 }
 
 /// Writes `outputs` (logical, packed) to a safetensors file, by tensor name, streaming each
-/// tensor from its buffer.
+/// tensor from its buffer (a ragged one given unpacked: [`ragged::unpack`]).
 pub fn write_safetensors(
     out: OutputFile,
     graph: &Graph,
@@ -233,7 +263,7 @@ pub fn write_safetensors(
         w.write_all(&(header.len() as u64).to_le_bytes())?;
         w.write_all(&header)?;
         for (_, _, _, t, buffer, _) in &parts {
-            buffer.write_logical_le(&t.dims, &t.strides, w)?;
+            buffer.write_logical_le(&t.dims, &ragged::logical_strides(t), w)?;
         }
         Ok(())
     })

@@ -128,6 +128,26 @@ pub fn needed(graph: &Graph, inputs: &Inputs, order: &[NodeId]) -> anyhow::Resul
     Ok(twins)
 }
 
+/// Copies tensor `id` of `graph` into `twin` (once: a tensor bound to two ports is one tensor
+/// in the twin too), with its ragged offsets tensor, recording (original, copy) in `map`.
+fn copy_tensor(
+    graph: &Graph,
+    twin: &mut Graph,
+    map: &mut Vec<(TensorId, TensorId)>,
+    id: TensorId,
+) -> anyhow::Result<TensorId> {
+    if let Some(&(_, new)) = map.iter().find(|(orig, _)| *orig == id) {
+        return Ok(new);
+    }
+    let mut t = graph.get(id).context("unknown tensor")?.clone();
+    if let Some(offsets) = t.ragged_offset {
+        t.ragged_offset = Some(copy_tensor(graph, twin, map, offsets)?);
+    }
+    let new = twin.tensor(t);
+    map.push((id, new));
+    Ok(new)
+}
+
 /// A planned forward twin: its own one-node graph (tensors copied from the original) and its
 /// CPU plan.
 pub struct Twin {
@@ -147,16 +167,7 @@ impl Twin {
         let bwd = graph.node(node).context("unknown node")?;
         let mut twin = Graph::new(graph.context.clone());
         let mut map: Vec<(TensorId, TensorId)> = Vec::new();
-        let mut copy = |twin: &mut Graph, id: TensorId| -> anyhow::Result<TensorId> {
-            // A tensor bound to two ports is one tensor in the twin too.
-            if let Some(&(_, new)) = map.iter().find(|(orig, _)| *orig == id) {
-                return Ok(new);
-            }
-            let t = graph.get(id).context("unknown tensor")?.clone();
-            let new = twin.tensor(t);
-            map.push((id, new));
-            Ok(new)
-        };
+        let mut copy = |twin: &mut Graph, id: TensorId| copy_tensor(graph, twin, &mut map, id);
         let mut fwd = Node {
             name: format!("{}::forward", bwd.name),
             op: OpKind::SdpaForward,

@@ -11,12 +11,13 @@ use rime_graph::{shown, Graph, TensorId};
 use super::data::element_bytes;
 use crate::limits::human;
 
-/// Host bytes of tensor `id`'s buffer (its strided span), saturating.
+/// Host bytes of tensor `id`'s buffer (its strided span; a ragged tensor's full sequences
+/// packed), saturating.
 fn buffer_bytes(graph: &Graph, id: TensorId) -> u64 {
     let (Some(t), Some(dt)) = (graph.get(id), graph.data_type(id)) else {
         return 0;
     };
-    t.span_elements()
+    t.buffer_elements()
         .map_or(u64::MAX, |n| n.saturating_mul(element_bytes(dt)))
 }
 

@@ -19,6 +19,7 @@ mod fnv;
 mod forward_twin;
 mod memory;
 mod progress;
+mod ragged;
 mod summary;
 
 use std::collections::BTreeMap;
@@ -353,13 +354,27 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
         .flat_map(|n| n.outputs.values().copied())
         .filter(|id| tensors.contains_key(id))
         .collect();
+    // Ragged outputs as (B, H, S, D), the rows a sequence does not have zero.
+    let mut unpacked = BTreeMap::new();
+    for &id in outputs.iter().filter(|&&id| ragged::is_ragged(&graph, id)) {
+        let mut held = |i: TensorId| {
+            let buffer = tensors
+                .get(&i)
+                .context("the offsets or lengths of an output")?;
+            ragged::integers(&graph, i, buffer)
+        };
+        let logical = ragged::unpack(&graph, id, &tensors[&id], &mut held)?;
+        unpacked.insert(id, logical);
+    }
+    let shown_buffer = |id: TensorId| unpacked.get(&id).or_else(|| tensors.get(&id));
     let mut non_finite = Vec::new();
     for &id in &outputs {
-        let summary = Summary::of(&graph, id, &tensors[&id])?;
+        let buffer = shown_buffer(id).context("output vanished")?;
+        let summary = Summary::of(&graph, id, buffer)?;
         say!("  {summary}");
         non_finite.extend(summary.non_finite());
         if args.json {
-            record.outputs.push(summary.doc(&graph, id, &tensors[&id])?);
+            record.outputs.push(summary.doc(&graph, id, buffer)?);
         }
     }
     if !non_finite.is_empty() {
@@ -367,7 +382,7 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
         say!("non-finite values in: {}", non_finite.join(", "));
         let given: Vec<String> = held
             .iter()
-            .filter(|&&id| inputs.given(&graph, id))
+            .filter(|&&id| inputs.given(&graph, id) && !ragged::is_ragged(&graph, id))
             .filter_map(|&id| {
                 Summary::of(&graph, id, tensors.get(&id)?)
                     .ok()?
@@ -380,8 +395,10 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
     }
     if let Some(output) = output {
         let shown_path = output.shown().to_owned();
-        let written: Vec<(TensorId, &HostBuffer)> =
-            outputs.iter().map(|&id| (id, &tensors[&id])).collect();
+        let written: Vec<(TensorId, &HostBuffer)> = outputs
+            .iter()
+            .filter_map(|&id| Some((id, shown_buffer(id)?)))
+            .collect();
         data::write_safetensors(output, &graph, &written)?;
         say!("wrote {} tensors to {shown_path}", outputs.len());
         record.outputs_file = Some(shown_path);
@@ -422,10 +439,7 @@ fn execute(
         let dt = graph
             .data_type(id)
             .with_context(|| format!("'{name}' has no data type"))?;
-        let span = t
-            .span_elements()
-            .and_then(|s| usize::try_from(s).ok())
-            .with_context(|| format!("'{name}' is too large for this machine"))?;
+        let span = data::span(graph, id)?;
         let zeros = HostBuffer::try_zeros(dt, span, &t.name)?;
         pack.insert(id, engine.upload_owned(zeros)?.0);
     }

@@ -10,6 +10,7 @@ use rime_engines::HostBuffer;
 use rime_graph::{shown, shown_text, DataType, Graph, TensorId};
 
 use super::fnv::Fnv1a;
+use super::ragged;
 use crate::json_doc::run::{ChecksumDoc, OutputDoc};
 
 /// A checksum summary of one tensor (over its logical elements).
@@ -29,13 +30,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Summarizes tensor `id` held in `buffer`.
+    /// Summarizes tensor `id` held in `buffer` (a ragged one unpacked: [`ragged::unpack`]).
     pub fn of(graph: &Graph, id: TensorId, buffer: &HostBuffer) -> anyhow::Result<Summary> {
         let t = graph.get(id).context("unknown tensor")?;
         let (mut sum, mut squares, mut abs, mut finite) = (0.0, 0.0, 0.0, 0u64);
         let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
         let (mut nan, mut inf) = (0u64, 0u64);
-        let fits = buffer.for_each_logical(&t.dims, &t.strides, |x| {
+        let fits = buffer.for_each_logical(&t.dims, &ragged::logical_strides(t), |x| {
             if x.is_nan() {
                 nan += 1;
             } else if x.is_infinite() {
@@ -85,7 +86,7 @@ impl Summary {
         let t = graph.get(id).context("unknown tensor")?;
         let mut hash = Fnv1a::new();
         buffer
-            .write_logical_le(&t.dims, &t.strides, &mut hash)
+            .write_logical_le(&t.dims, &ragged::logical_strides(t), &mut hash)
             .with_context(|| {
                 format!("'{}': its buffer does not hold its layout", shown(&t.name))
             })?;
