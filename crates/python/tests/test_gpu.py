@@ -162,13 +162,22 @@ def test_deterministic_gradients_are_bitwise_equal_over_repeats(bias_shape):
     assert rel(runs[0][0], want[0]) <= TOL[torch.bfloat16]
 
 
-def test_deterministic_broadcast_dbias_is_refused_with_its_reason():
+def test_deterministic_broadcast_dbias_is_bitwise_and_right():
+    """A (1, H) bias with dBias, deterministic: the ordered_dbias route (BIA003 refuses the
+    others) sums the per-batch partials in a fixed order, so dBias repeats bit for bit."""
+    torch.manual_seed(5)
     q = torch.randn((2, 2, 128, 64), device=DEV, dtype=torch.bfloat16)
     bias = torch.randn((1, 2, 128, 128), device=DEV, dtype=torch.bfloat16)
+    do = torch.randn_like(q)
     o, stats = rime.sdpa(q, q, q, bias=bias)
-    with pytest.raises(rime.UnsupportedGraph) as e:
-        rime.sdpa_backward(q, q, q, o, o, stats, bias=bias, dbias=True, deterministic=True)
-    assert "BIA003" in e.value.codes
+    runs = [rime.sdpa_backward(q, q, q, o, do, stats, bias=bias, dbias=True, deterministic=True)
+            for _ in range(3)]
+    for g in runs[1:]:
+        for a, c in zip(runs[0][:4], g[:4]):
+            assert torch.equal(a, c)
+    _, want = math_reference(q, q, q, do, bias, False, False, None, None)
+    assert runs[0].dbias.shape == bias.shape
+    assert rel(runs[0].dbias, want[3]) <= TOL[torch.bfloat16]
 
 
 def test_bshd_and_packed_qkv_strides_run_in_place():
