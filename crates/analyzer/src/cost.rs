@@ -38,6 +38,7 @@
 
 use rime_graph::{Graph, Node, Port, SdpaShape};
 
+use crate::rules::BiasBroadcast;
 use crate::sm120::KernelConfig;
 use crate::{EngineConfig, EngineKind, RegionKind, Route, Target};
 
@@ -159,7 +160,7 @@ pub fn estimate(
             target.bandwidth_gbs * 1e9,
         ),
     };
-    let launches = launches(config, backward, node);
+    let launches = launches(config, backward, graph, node, shape);
     let (blocks, utilization) = match config.kernel {
         Some(k) if config.engine == EngineKind::Sm120 => {
             let blocks = grid(k, shape, backward);
@@ -185,6 +186,10 @@ pub fn estimate(
             seconds += TWO_KERNEL_NET
                 * (2.0 * region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0)
                     + gemm / rate.max(1.0));
+            // A broadcast bias's dBias: the dS region read once more by dbias_reduce.cu.
+            if reduces_dbias(graph, node, shape) {
+                seconds += region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0);
+            }
         }
         _ => {}
     }
@@ -246,19 +251,27 @@ fn route_bytes(config: &EngineConfig) -> f64 {
     }
 }
 
-fn launches(config: &EngineConfig, backward: bool, node: &Node) -> u32 {
+fn launches(
+    config: &EngineConfig,
+    backward: bool,
+    graph: &Graph,
+    node: &Node,
+    shape: &SdpaShape,
+) -> u32 {
     match (config.engine, backward) {
         (EngineKind::CpuReference, _) => 0,
         (EngineKind::Sm120, false) => 1,
-        (EngineKind::Sm120, true) => {
-            // preprocess + main + (dQ convert | dQ GEMM), + dBias convert when accumulated.
-            let summed = [RegionKind::DbiasAccum, RegionKind::DbiasPartials]
-                .iter()
-                .any(|&k| config.workspace.region(k).is_some());
-            let dbias = summed && node.output(Port::DBias).is_some();
-            3 + u32::from(dbias)
-        }
+        // preprocess + main + (dQ convert | dQ GEMM), + the dBias convert or reduction when
+        // dBias sums over a broadcast bias.
+        (EngineKind::Sm120, true) => 3 + u32::from(reduces_dbias(graph, node, shape)),
     }
+}
+
+/// True when `node` asks for dBias of a bias that broadcasts over batches or heads.
+fn reduces_dbias(graph: &Graph, node: &Node, shape: &SdpaShape) -> bool {
+    let bias = node.input(Port::Bias).and_then(|id| graph.get(id));
+    node.output(Port::DBias).is_some()
+        && bias.is_some_and(|t| BiasBroadcast::of(&t.dims, &shape.scores_dims()).reduces())
 }
 
 /// The padding a kernel adds to the head dims, for explanations.

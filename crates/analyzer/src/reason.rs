@@ -370,15 +370,16 @@ reason_codes! {
     /// Fix: expand the bias to (1|B, 1|Hq, Sq, Skv).
     BiasSeqBroadcast = "BIA002", Bias;
     /// Deterministic backward with a broadcast Bias (batch or head dim 1 while B or Hq > 1) and
-    /// dBias requested, on a route that sums dBias with atomics (atomic, relay, two_kernel).
+    /// dBias requested, on a route that sums dBias with atomics (atomic, relay).
     ///
     /// Why: on these routes broadcast dBias is summed over batches / heads with fp32 atomics
     /// whose order is not fixed, so it can not be bitwise reproducible. A per-batch, per-head
     /// bias is fine: each dBias element is written exactly once.
     ///
-    /// Fix: nothing to fix when the ordered_dbias route is supported (heuristics pick it): it
-    /// writes per-(batch, head) partials and sums them in a fixed order. Otherwise expand the
-    /// bias to (B, Hq, Sq, Skv) and sum dBias yourself, or turn determinism off.
+    /// Fix: nothing to fix when two_kernel or ordered_dbias is supported (heuristics pick
+    /// them): they sum dBias in a fixed order, from the dS workspace or from per-(batch, head)
+    /// partials. Otherwise expand the bias to (B, Hq, Sq, Skv) and sum dBias yourself, or turn
+    /// determinism off.
     DeterministicBroadcastDbias = "BIA003", Bias;
 
     // ---------------------------------------------------------------- dropout

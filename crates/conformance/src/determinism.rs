@@ -21,7 +21,7 @@ use crate::HarnessError;
 
 /// The shape table (odd lengths, GQA/MQA, causal, per-batch and broadcast bias + dBias, both io
 /// types); `small` keeps lengths low for compute-sanitizer runs. A broadcast bias with B > 1
-/// runs on ordered_dbias only (BIA003 refuses the other routes).
+/// runs on two_kernel and ordered_dbias only (BIA003 refuses atomic and relay).
 pub fn cases(small: bool) -> Vec<BackwardCase> {
     use BiasKind::{Batch, Broadcast, None};
     let c = |b, hq, hk, sq, skv, d, dv, causal, bias, io| BackwardCase {
@@ -59,7 +59,7 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         // MQA, causal, odd lengths; a (1, H) bias with B = 1 is a per-batch bias.
         c(2, 8, 1, 191, 383, 64, 64, true, Batch, bf),
         c(1, 4, 4, 200, 300, 64, 64, true, Broadcast, bf),
-        // Broadcast over the batch (B > 1): dBias partials summed in order (ordered_dbias).
+        // Broadcast over the batch (B > 1): dBias summed in order (two_kernel, ordered_dbias).
         c(2, 4, 4, 257, 300, 64, 64, true, Broadcast, bf),
         c(3, 8, 2, 300, 190, 128, 128, false, Broadcast, f),
         c(2, 4, 1, 77, 130, 192, 128, true, Broadcast, bf),
@@ -329,10 +329,10 @@ pub fn run(
 }
 
 /// The analyzer's verdict on deterministic + broadcast bias + dBias for sm120: `Ok(codes)`, the
-/// other routes' reason codes, when ordered_dbias is the only sm120 route approved and the
-/// others are refused with BIA003 (as they must be); `Err(routes)`, the approved routes,
-/// otherwise.
-pub fn broadcast_dbias_only_ordered(target: &Target) -> Result<Vec<String>, Vec<String>> {
+/// other routes' reason codes, when only routes that sum dBias in a fixed order are approved
+/// (two_kernel, ordered_dbias; ordered_dbias always) and the atomic ones are refused with
+/// BIA003, as they must be; `Err(routes)`, the approved routes, otherwise.
+pub fn broadcast_dbias_ordered_routes(target: &Target) -> Result<Vec<String>, Vec<String>> {
     let case = BackwardCase {
         b: 2,
         hq: 4,
@@ -357,7 +357,11 @@ pub fn broadcast_dbias_only_ordered(target: &Target) -> Result<Vec<String>, Vec<
         .collect();
     codes.sort();
     codes.dedup();
-    if approved == [Some(Route::OrderedDbias)] && codes.iter().any(|c| c == "BIA003") {
+    let ordered = |r: &Option<Route>| matches!(r, Some(Route::TwoKernel | Route::OrderedDbias));
+    if approved.iter().all(ordered)
+        && approved.contains(&Some(Route::OrderedDbias))
+        && codes.iter().any(|c| c == "BIA003")
+    {
         Ok(codes)
     } else {
         Err(ranked.iter().map(|c| c.config.label()).collect())
@@ -369,10 +373,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deterministic_broadcast_dbias_is_approved_only_on_ordered_dbias() {
+    fn deterministic_broadcast_dbias_is_approved_only_on_the_ordered_routes() {
         for name in ["rtx-5090", "rtx-pro-6000", "h200"] {
             let target = Target::by_name(name).expect("profile");
-            let codes = broadcast_dbias_only_ordered(&target).expect(name);
+            let codes = broadcast_dbias_ordered_routes(&target).expect(name);
             assert!(codes.iter().any(|c| c == "BIA003"), "{name}: {codes:?}");
         }
     }

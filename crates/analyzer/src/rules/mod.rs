@@ -36,6 +36,16 @@ pub(crate) struct BiasBroadcast {
 }
 
 impl BiasBroadcast {
+    /// How a bias of `dims` broadcasts against scores of dims `scores` (B, Hq, Sq, Skv).
+    pub fn of(dims: &[i64], scores: &[i64]) -> BiasBroadcast {
+        let broadcast = |axis: usize| matches!((dims.get(axis), scores.get(axis)), (Some(1), Some(&full)) if full > 1);
+        BiasBroadcast {
+            batch: broadcast(0),
+            head: broadcast(1),
+            seq: broadcast(2) || broadcast(3),
+        }
+    }
+
     /// True when dBias sums over batches or heads.
     pub fn reduces(self) -> bool {
         self.batch || self.head
@@ -98,13 +108,7 @@ impl<'a> NodeCtx<'a> {
     /// How the bias broadcasts, when there is one.
     pub fn bias_broadcast(&self) -> Option<BiasBroadcast> {
         let dims = &self.tensor(Port::Bias)?.dims;
-        let scores = self.shape.scores_dims();
-        let broadcast = |axis: usize| matches!((dims.get(axis), scores.get(axis)), (Some(1), Some(&full)) if full > 1);
-        Some(BiasBroadcast {
-            batch: broadcast(0),
-            head: broadcast(1),
-            seq: broadcast(2) || broadcast(3),
-        })
+        Some(BiasBroadcast::of(dims, &self.shape.scores_dims()))
     }
 }
 

@@ -2,8 +2,9 @@
 //! ordered_dbias.
 //!
 //! - atomic: never for deterministic graphs.
-//! - atomic, relay, two_kernel: a broadcast bias's dBias is summed with fp32 atomics, so a
-//!   deterministic graph that asks for it is refused (BIA003).
+//! - atomic, relay: a broadcast bias's dBias is summed with fp32 atomics, so a deterministic
+//!   graph that asks for it is refused (BIA003). two_kernel sums it from its dS workspace in a
+//!   fixed order, and ordered_dbias from its own partials.
 //! - relay: always eligible otherwise (when the engine-wide rules pass).
 //! - ordered_dbias (offered only when dBias sums over a broadcast): its f32 partials within
 //!   1 / [`ORDERED_DBIAS_FREE_MEMORY_DIVISOR`] of the free memory.
@@ -83,7 +84,7 @@ pub(super) fn check(
         Route::OrderedDbias => ordered_dbias(ctx, workspace.filter(|_| gpu), out),
         _ => {}
     }
-    if route != Route::OrderedDbias {
+    if matches!(route, Route::Atomic | Route::Relay) {
         atomic_dbias_order(ctx, out);
     }
 }

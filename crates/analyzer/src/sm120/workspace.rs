@@ -3,8 +3,9 @@
 //! In order, each region 256-byte aligned: `delta` f32 B*Hq*Sq; `dq_accum` f32 B*Hq*Sq*Dqk
 //! (atomic, relay); `relay_counters` u32 B*Hq*ceil(Sq/block_q) + B*Hk (relay: the turn counters,
 //! then a block ticket per KV head); `ds` io
-//! B*Hq*Sq*round_up(Skv,128) (two_kernel); `dbias_accum` f32 with dBias's element count when
-//! the bias broadcasts over batch or heads (atomic, relay, two_kernel), or instead
+//! B*Hq*Sq*round_up(Skv,128) (two_kernel, which also sums a broadcast bias's dBias from it);
+//! `dbias_accum` f32 with dBias's element count when the bias broadcasts over batch or heads
+//! (atomic, relay), or instead
 //! `dbias_partials` f32 B*Hq*Sq*Skv (ordered_dbias: one dBias-sized slice per broadcast (batch,
 //! head)); `dsink_accum` f32 Hq when dSink is requested. ordered_dbias has relay's dQ regions.
 
@@ -86,6 +87,8 @@ pub fn backward_workspace(
         w.push(K::RelayCounters, 4, elements)?;
     }
     match needs.dbias_accum_elements {
+        // two_kernel sums a broadcast bias's dBias from its dS region (dbias_reduce.cu).
+        Some(_) if route == Route::TwoKernel => {}
         Some(_) if route == Route::OrderedDbias => {
             let elements = product(&[s.b, s.hq, s.sq, s.skv], K::DbiasPartials)?;
             w.push(K::DbiasPartials, 4, elements)?;

@@ -67,16 +67,16 @@ pub fn run(
     if let Some(e) = write_err {
         return Err(e.into());
     }
-    let rejected = determinism::broadcast_dbias_only_ordered(&target);
+    let rejected = determinism::broadcast_dbias_ordered_routes(&target);
     match &rejected {
         Ok(codes) => emit(&format!(
-            "PASS deterministic + broadcast bias (1,H) + dBias: only sm120/ordered_dbias approved \
-             (the other routes: {})",
+            "PASS deterministic + broadcast bias (1,H) + dBias: only the ordered routes \
+             (two_kernel, ordered_dbias) approved (the others: {})",
             codes.join(", ")
         ))?,
         Err(routes) => emit(&format!(
-            "FAIL deterministic + broadcast bias (1,H) + dBias: approved routes [{}], want only \
-             sm120/ordered_dbias",
+            "FAIL deterministic + broadcast bias (1,H) + dBias: approved routes [{}], want \
+             ordered_dbias and at most two_kernel besides",
             routes.join(", ")
         ))?,
     }

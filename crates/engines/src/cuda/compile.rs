@@ -30,16 +30,20 @@ pub enum KernelFile {
     Convert,
     /// dq_gemm.cu: dQ = scale * dS K (two_kernel route).
     DqGemm,
+    /// dbias_reduce.cu: a broadcast bias's dBias summed in order from the dS workspace
+    /// (two_kernel route).
+    DbiasReduce,
 }
 
 impl KernelFile {
     /// Every kernel file.
-    pub const ALL: [KernelFile; 5] = [
+    pub const ALL: [KernelFile; 6] = [
         Self::Forward,
         Self::Preprocess,
         Self::BwdMain,
         Self::Convert,
         Self::DqGemm,
+        Self::DbiasReduce,
     ];
 
     /// File name under crates/engines/kernels/.
@@ -50,6 +54,7 @@ impl KernelFile {
             Self::BwdMain => "bwd_main.cu",
             Self::Convert => "convert.cu",
             Self::DqGemm => "dq_gemm.cu",
+            Self::DbiasReduce => "dbias_reduce.cu",
         }
     }
 
@@ -61,6 +66,7 @@ impl KernelFile {
             Self::BwdMain => "rime_bwd_main",
             Self::Convert => "rime_convert",
             Self::DqGemm => "rime_dq_gemm",
+            Self::DbiasReduce => "rime_dbias_reduce",
         }
     }
 
@@ -71,6 +77,7 @@ impl KernelFile {
             Self::BwdMain => include_str!("../../kernels/bwd_main.cu"),
             Self::Convert => include_str!("../../kernels/convert.cu"),
             Self::DqGemm => include_str!("../../kernels/dq_gemm.cu"),
+            Self::DbiasReduce => include_str!("../../kernels/dbias_reduce.cu"),
         }
     }
 
@@ -108,7 +115,8 @@ pub enum DbiasMode {
     None = 0,
     /// Each dBias element has one writer: stored directly in the io dtype.
     Direct = 1,
-    /// Bias broadcast over batch or heads: f32 accumulator plus the convert kernel.
+    /// Bias broadcast over batch or heads: f32 accumulator plus the convert kernel (atomic and
+    /// relay; two_kernel builds `None` and sums its dS workspace instead, dbias_reduce.cu).
     Accumulate = 2,
     /// Bias broadcast over batch or heads, ordered_dbias route: one f32 partial slice per
     /// (batch, head), each element stored once; the convert kernel sums them in order.
@@ -233,8 +241,18 @@ impl KernelBuild {
 
     /// The f32 -> io dtype convert kernel.
     pub fn convert(io: IoType) -> Self {
+        Self::elementwise(KernelFile::Convert, io)
+    }
+
+    /// The two_kernel route's broadcast-dBias reduction over its dS workspace.
+    pub fn dbias_reduce(io: IoType) -> Self {
+        Self::elementwise(KernelFile::DbiasReduce, io)
+    }
+
+    /// A grid-stride kernel of CONVERT_THREADS threads without shared memory or tiles.
+    fn elementwise(file: KernelFile, io: IoType) -> Self {
         Self {
-            file: KernelFile::Convert,
+            file,
             entry: None,
             defines: vec![("IS_BF16", io.is_bf16())],
             threads: super::abi::CONVERT_THREADS,
@@ -274,6 +292,7 @@ impl KernelBuild {
                     }
                     v.push(Self::preprocess(k, io));
                     v.push(Self::convert(io));
+                    v.push(Self::dbias_reduce(io));
                 }
                 KernelRole::DqGemm => v.push(Self::dq_gemm(k, io)),
             }

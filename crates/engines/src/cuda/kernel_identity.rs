@@ -7,7 +7,9 @@
 use std::path::Path;
 
 use rime_analyzer::sm120::kernels::H200_TUNED;
-use rime_analyzer::{analyze, ApprovedPlan, EngineKind, KernelConfig, Target, Verdict};
+use rime_analyzer::{
+    analyze, ApprovedPlan, EngineKind, KernelConfig, RegionKind, Route, Target, Verdict,
+};
 
 use super::compile::KernelBuild;
 use super::plan::{builds, Chain};
@@ -74,6 +76,7 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
             main,
             convert,
             dq_gemm,
+            dbias_reduce,
         } => {
             assert_built_from(&main, kernel, what);
             assert_eq!(preprocess.entry, Some(kernel.name), "{what}");
@@ -86,6 +89,21 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
                 (Some(b), Some(k)) => assert_built_from(&b, k, what),
                 (None, None) => {}
                 (b, k) => panic!("{what}: dQ GEMM built {b:?}, approved {k:?}"),
+            }
+            // The dS reduction exactly where two_kernel has a broadcast dBias to sum, and then
+            // no accumulator for it (the main kernel writes no dBias).
+            let p = approved.problem();
+            let from_ds = config.route == Some(Route::TwoKernel) && p.dbias && p.bias_broadcasts();
+            assert_eq!(dbias_reduce.is_some(), from_ds, "{what}");
+            if from_ds {
+                assert_eq!(define(&main, "DBIAS_MODE"), Some(0), "{what}");
+                assert!(
+                    approved
+                        .workspace()
+                        .region(RegionKind::DbiasAccum)
+                        .is_none(),
+                    "{what}"
+                );
             }
             2
         }

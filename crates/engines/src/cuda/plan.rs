@@ -74,6 +74,8 @@ pub(crate) enum Chain<K> {
         convert: K,
         /// dQ = scale dS K (two_kernel).
         dq_gemm: Option<K>,
+        /// A broadcast bias's dBias summed from the dS workspace (two_kernel).
+        dbias_reduce: Option<K>,
     },
 }
 
@@ -90,11 +92,13 @@ impl<K> Chain<K> {
                 main,
                 convert,
                 dq_gemm,
+                dbias_reduce,
             } => [
                 Some(preprocess),
                 Some(main),
                 dq_gemm.as_ref(),
                 Some(convert),
+                dbias_reduce.as_ref(),
             ]
             .into_iter()
             .flatten()
@@ -113,11 +117,13 @@ impl<K> Chain<K> {
                 main,
                 convert,
                 dq_gemm,
+                dbias_reduce,
             } => Chain::Backward {
                 preprocess: f(preprocess)?,
                 main: f(main)?,
                 convert: f(convert)?,
                 dq_gemm: dq_gemm.as_ref().map(&mut f).transpose()?,
+                dbias_reduce: dbias_reduce.as_ref().map(&mut f).transpose()?,
             },
         })
     }
@@ -140,11 +146,18 @@ fn with_role(
         .ok_or_else(|| malformed("a kernel of the node's role"))
 }
 
-/// How the main kernel produces dBias on `route`.
+/// True when `route` sums a broadcast bias's dBias from its dS workspace (dbias_reduce.cu).
+fn dbias_from_ds(problem: &SdpaProblem, route: Route) -> bool {
+    route == Route::TwoKernel && problem.dbias && problem.bias_broadcasts()
+}
+
+/// How the main kernel produces dBias on `route` (on two_kernel a broadcast bias's dBias is
+/// not the main kernel's: its dS workspace already holds every (batch, head)'s share).
 fn dbias_mode(problem: &SdpaProblem, route: Route) -> DbiasMode {
     match (problem.dbias, problem.bias_broadcasts()) {
         (false, _) => DbiasMode::None,
         (true, false) => DbiasMode::Direct,
+        (true, true) if route == Route::TwoKernel => DbiasMode::None,
         (true, true) if route == Route::OrderedDbias => DbiasMode::Partials,
         (true, true) => DbiasMode::Accumulate,
     }
@@ -188,6 +201,7 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
         main: KernelBuild::bwd_main(main, io, features, route),
         convert: KernelBuild::convert(io),
         dq_gemm,
+        dbias_reduce: dbias_from_ds(p, route).then(|| KernelBuild::dbias_reduce(io)),
     })
 }
 
@@ -372,6 +386,7 @@ impl Sm120Plan {
                 main,
                 convert,
                 dq_gemm,
+                dbias_reduce,
             } => {
                 let k = config_of(&main.build)?;
                 let hk = grid_dim("Hk", s.hk, GRID_YZ)?;
@@ -445,6 +460,20 @@ impl Sm120Plan {
                         )?;
                         let d0 = grid_dim("bias batch", bias.batch, GRID_YZ)?;
                         launch_convert(dev, convert, convert_grid(&db, d0)?, &db)?;
+                    }
+                    // two_kernel: the broadcast dBias summed from the dS workspace, after the
+                    // dQ GEMM has read it (it stays intact).
+                    if let (Some(reduce), Some(bias)) = (dbias_reduce, self.problem.bias) {
+                        let plane = s.sq.saturating_mul(s.skv);
+                        let blocks = plane
+                            .div_ceil(block(super::abi::CONVERT_THREADS))
+                            .clamp(1, block(CONVERT_MAX_BLOCKS_X));
+                        let grid = (
+                            grid_dim("dBias blocks", blocks, CONVERT_MAX_BLOCKS_X)?,
+                            grid_dim("bias heads", bias.heads, GRID_YZ)?,
+                            grid_dim("bias batch", bias.batch, GRID_YZ)?,
+                        );
+                        launch_attn(dev, reduce, grid, &params)?;
                     }
                 }
             }
