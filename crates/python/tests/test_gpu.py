@@ -163,8 +163,8 @@ def test_deterministic_gradients_are_bitwise_equal_over_repeats(bias_shape):
 
 
 def test_deterministic_broadcast_dbias_is_bitwise_and_right():
-    """A (1, H) bias with dBias, deterministic: the ordered_dbias route (BIA003 refuses the
-    others) sums the per-batch partials in a fixed order, so dBias repeats bit for bit."""
+    """A (1, H) bias with dBias, deterministic: two_kernel or ordered_dbias (BIA003 refuses
+    atomic and relay) sum dBias over the batch in a fixed order, so it repeats bit for bit."""
     torch.manual_seed(5)
     q = torch.randn((2, 2, 128, 64), device=DEV, dtype=torch.bfloat16)
     bias = torch.randn((1, 2, 128, 128), device=DEV, dtype=torch.bfloat16)

@@ -170,7 +170,7 @@ def sdpa_backward(
     must be the forward's. ``dbias=True`` also returns dBias (shaped like ``bias``, summed over
     its broadcast dims), ``dsink=True`` dSink ((1, Hq, 1, 1) float32). ``deterministic=True``
     makes the gradients bitwise reproducible (on CUDA: the relay or two_kernel route; with a
-    broadcast bias and dBias, the ordered_dbias route, which sums dBias in a fixed order).
+    broadcast bias and dBias, two_kernel or ordered_dbias, which sum dBias in a fixed order).
 
     Returns :class:`Gradients` ``(dq, dk, dv, dbias, dsink)``.
     """
