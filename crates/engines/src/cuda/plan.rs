@@ -156,8 +156,8 @@ fn dbias_from_ds(problem: &SdpaProblem, route: Route) -> bool {
 fn dbias_mode(problem: &SdpaProblem, route: Route) -> DbiasMode {
     match (problem.dbias, problem.bias_broadcasts()) {
         (false, _) => DbiasMode::None,
+        _ if dbias_from_ds(problem, route) => DbiasMode::None,
         (true, false) => DbiasMode::Direct,
-        (true, true) if route == Route::TwoKernel => DbiasMode::None,
         (true, true) if route == Route::OrderedDbias => DbiasMode::Partials,
         (true, true) => DbiasMode::Accumulate,
     }
@@ -464,12 +464,9 @@ impl Sm120Plan {
                     // two_kernel: the broadcast dBias summed from the dS workspace, after the
                     // dQ GEMM has read it (it stays intact).
                     if let (Some(reduce), Some(bias)) = (dbias_reduce, self.problem.bias) {
-                        let plane = s.sq.saturating_mul(s.skv);
-                        let blocks = plane
-                            .div_ceil(block(super::abi::CONVERT_THREADS))
-                            .clamp(1, block(CONVERT_MAX_BLOCKS_X));
+                        let plane = u64::try_from(s.sq.saturating_mul(s.skv)).unwrap_or(u64::MAX);
                         let grid = (
-                            grid_dim("dBias blocks", blocks, CONVERT_MAX_BLOCKS_X)?,
+                            plane_blocks(plane),
                             grid_dim("bias heads", bias.heads, GRID_YZ)?,
                             grid_dim("bias batch", bias.batch, GRID_YZ)?,
                         );
@@ -643,10 +640,7 @@ fn convert_params(
 /// The convert grid: enough blocks to cover a plane, at most [`CONVERT_MAX_BLOCKS_X`] (the
 /// kernel strides over the rest), one row of them per (d1, d0).
 fn convert_grid(p: &ConvertParams, d0: u32) -> Result<(u32, u32, u32), EngineError> {
-    let plane = u64::try_from(p.plane).unwrap_or(0);
-    let blocks = plane
-        .div_ceil(u64::from(super::abi::CONVERT_THREADS))
-        .clamp(1, u64::from(CONVERT_MAX_BLOCKS_X));
+    let blocks = plane_blocks(u64::try_from(p.plane).unwrap_or(0));
     let d1 = u32::try_from(p.d1).unwrap_or(0);
     if d1 > GRID_YZ {
         return Err(EngineError::LimitExceeded {
@@ -656,9 +650,14 @@ fn convert_grid(p: &ConvertParams, d0: u32) -> Result<(u32, u32, u32), EngineErr
             limit: u64::from(GRID_YZ),
         });
     }
-    Ok((
-        u32::try_from(blocks).unwrap_or(CONVERT_MAX_BLOCKS_X),
-        d1,
-        d0,
-    ))
+    Ok((blocks, d1, d0))
+}
+
+/// Blocks along x of a grid-stride kernel over a plane of `plane` elements (convert.cu,
+/// dbias_reduce.cu): enough to cover it, at least 1, at most [`CONVERT_MAX_BLOCKS_X`].
+fn plane_blocks(plane: u64) -> u32 {
+    let blocks = plane
+        .div_ceil(u64::from(super::abi::CONVERT_THREADS))
+        .clamp(1, u64::from(CONVERT_MAX_BLOCKS_X));
+    u32::try_from(blocks).unwrap_or(CONVERT_MAX_BLOCKS_X)
 }
