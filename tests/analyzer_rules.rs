@@ -111,7 +111,7 @@ fn route_rules_show_up_with_their_codes() {
 #[test]
 fn rejections_carry_limits_where_a_limit_is_involved() {
     let r = report(
-        "unsupported/smx002_head_dim_256_over_envelope.json",
+        "unsupported/smx002_head_dim_264_over_envelope.json",
         "rtx-5090",
     );
     let rej = &r.nodes[0]
@@ -123,8 +123,11 @@ fn rejections_carry_limits_where_a_limit_is_involved() {
         .find(|x| x.code == ReasonCode::Sm120HeadDimEnvelope)
         .unwrap();
     let limit = env.limit.as_ref().expect("limit");
-    assert_eq!(limit.requested, "(256, 256)");
-    assert_eq!(limit.allowed, "(64, 64), (128, 128), (192, 128)");
+    assert_eq!(limit.requested, "(264, 264)");
+    assert_eq!(
+        limit.allowed,
+        "(64, 64), (128, 128), (192, 128), (256, 256)"
+    );
     assert!(!env.hint.is_empty());
 }
 

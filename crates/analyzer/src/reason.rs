@@ -501,11 +501,11 @@ reason_codes! {
     Sm120HeadDimAlignment = "SMX001", Sm120;
     /// The head dims fit no compiled tile configuration (envelope).
     ///
-    /// Why: the kernels are compiled for (Dqk, Dv) envelopes (64,64), (128,128) and (192,128);
-    /// smaller multiples of 8 are padded up, larger ones do not fit 101,376 B of shared memory.
+    /// Why: the kernels are compiled for (Dqk, Dv) envelopes (64,64), (128,128), (192,128) and
+    /// (256,256); smaller multiples of 8 are padded up to the smallest that holds them, larger
+    /// ones do not fit 101,376 B of shared memory.
     ///
-    /// Fix: use head dims within an envelope: Dqk <= 64 and Dv <= 64, both <= 128, or
-    /// Dqk <= 192 with Dv <= 128.
+    /// Fix: use head dims of at most 256 each.
     Sm120HeadDimEnvelope = "SMX002", Sm120;
     /// The SM120 engine does not implement dropout.
     ///
@@ -595,7 +595,7 @@ reason_codes! {
     ///
     /// Why: the dQ GEMM reads dS and K at the envelope width; padded columns would be garbage.
     ///
-    /// Fix: use head dims equal to an envelope (64, 128, or 192/128) or the relay route.
+    /// Fix: use head dims equal to an envelope (64, 128, 192/128 or 256) or the relay route.
     TwoKernelPaddedHeadDim = "RTE002", Route;
     /// The two_kernel route needs compact K and dQ layouts.
     ///

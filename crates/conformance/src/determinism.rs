@@ -45,6 +45,7 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
             c(2, 2, 1, 33, 65, 192, 128, false, None, f),
             c(1, 2, 2, 100, 61, 64, 64, true, Broadcast, f),
             c(2, 4, 2, 70, 90, 128, 128, true, Broadcast, bf),
+            c(2, 2, 1, 70, 90, 256, 256, true, Batch, f),
         ];
     }
     vec![
@@ -63,6 +64,9 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         c(2, 4, 4, 257, 300, 64, 64, true, Broadcast, bf),
         c(3, 8, 2, 300, 190, 128, 128, false, Broadcast, f),
         c(2, 4, 1, 77, 130, 192, 128, true, Broadcast, bf),
+        // d256 (64 x 32 tiles, V staged through the Q and dO buffers).
+        c(2, 4, 2, 300, 190, 256, 256, true, Batch, bf),
+        c(2, 4, 4, 257, 300, 256, 256, false, Broadcast, f),
     ]
 }
 

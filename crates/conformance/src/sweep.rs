@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use rime_analyzer::sm120::kernels::{KernelRole, KERNELS};
 use rime_analyzer::{analyze, EngineKind, Route, SupportReport, Target};
 use rime_engines::cpu::Precision;
 use rime_engines::cuda::CudaDevice;
@@ -66,6 +67,16 @@ fn lens(b: usize, sq: usize, skv: usize) -> (Vec<usize>, Vec<usize>) {
     )
 }
 
+/// The backward envelopes of the SM120 kernel table, (Dqk, Dv): every one is swept.
+fn envelopes() -> Vec<(usize, usize)> {
+    let dim = |d: u32| usize::try_from(d).expect("a head dim fits usize");
+    KERNELS
+        .iter()
+        .filter(|k| k.role == KernelRole::BackwardMain)
+        .map(|k| (dim(k.head_dim_qk), dim(k.head_dim_v)))
+        .collect()
+}
+
 /// The case table. `small` keeps shapes tiny (for compute-sanitizer) while still reaching every
 /// kernel specialization the analyzer approves: each head-dim envelope, both dtypes, no bias /
 /// bias / direct and accumulated dBias, masks (also bounds far past the sequences, which must
@@ -88,7 +99,7 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
             }
         }
     };
-    for (dqk, dv) in [(64, 64), (128, 128), (192, 128)] {
+    for (dqk, dv) in envelopes() {
         let s = CaseSpec {
             dv,
             ..CaseSpec::new(2, 4, 2, 70, 90, dqk)
@@ -189,6 +200,23 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
                 ..CaseSpec::new(2, 4, 2, 70, 90, 160)
             },
         ),
+        // Past 192/128: (200, 200) and (256, 128) into the d256 envelope.
+        (
+            "pad-d200-causal-bcast-dbias",
+            CaseSpec {
+                band: CAUSAL,
+                bias: bias(false, true),
+                dbias: true,
+                ..CaseSpec::new(2, 4, 2, 70, 90, 200)
+            },
+        ),
+        (
+            "pad-d256v128",
+            CaseSpec {
+                dv: 128,
+                ..CaseSpec::new(2, 4, 2, 70, 90, 256)
+            },
+        ),
     ];
     for (name, s) in padded {
         add(
@@ -200,7 +228,7 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
         );
     }
     // Padding mask (per-batch lengths: full, 2/3, 1/3), with bias and dBias, bottom-right.
-    for (dqk, dv) in [(64, 64), (128, 128), (192, 128)] {
+    for (dqk, dv) in envelopes() {
         add(
             &format!("d{dqk}v{dv}-padding-bias-hbcast-dbias"),
             CaseSpec {
@@ -257,6 +285,14 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
                 band: CAUSAL,
                 dv: 128,
                 ..CaseSpec::new(1, 2, 2, 1537, 1537, 192)
+            },
+            Layout::Bshd,
+        ),
+        (
+            "len1100-causal-d256-gqa",
+            CaseSpec {
+                band: CAUSAL,
+                ..CaseSpec::new(1, 4, 2, 1100, 1100, 256)
             },
             Layout::Bshd,
         ),
@@ -353,7 +389,7 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
 /// The forward alone, without a Stats output (inference): the kernel must not write Stats.
 fn inference_cases() -> Vec<SweepCase> {
     let mut v = Vec::new();
-    for (dqk, dv) in [(64, 64), (128, 128), (192, 128)] {
+    for (dqk, dv) in envelopes() {
         for io in [DataType::Bf16, DataType::F16] {
             let spec = CaseSpec {
                 dv,
@@ -558,7 +594,11 @@ mod tests {
                 }
             }
             // Every route of every backward envelope runs somewhere in the table.
-            assert_eq!(approved.len(), 3 * Route::ALL.len(), "{approved:?}");
+            assert_eq!(
+                approved.len(),
+                envelopes().len() * Route::ALL.len(),
+                "{approved:?}"
+            );
         }
     }
 
@@ -568,7 +608,7 @@ mod tests {
         assert!(small.len() < full.len());
         assert!(small.iter().all(|a| full.iter().any(|b| a.name == b.name)));
         assert!(small.iter().any(|c| c.route.is_none()), "inference cases");
-        for d in ["d64v64", "d128v128", "d192v128", "pad-d40"] {
+        for d in ["d64v64", "d128v128", "d192v128", "d256v256", "pad-d40"] {
             assert!(small.iter().any(|c| c.name.starts_with(d)), "{d}");
         }
     }

@@ -34,6 +34,10 @@
 // warp's K (V) fragments for product 1 are loaded from shared memory once per block and kept in
 // registers, so product 1 streams only Q and dO.
 //
+// With V_STAGED (only with V_REGS: the d256 envelope) V has no region of its own: it is copied
+// into the Q and dO buffers, read into registers, and only then do the first Q and dO tiles
+// arrive; P and dS keep their own space (this is what fits 101,376 B).
+//
 // Pipelining: STAGES Q buffers (1 or 2) and one dO / Stats / delta buffer. With two, the next
 // step's Q is copied (cp.async) into the other buffer as soon as the step starts; the next dO
 // once every warp is past dV, so that copy overlaps dK, dQ and the reductions (with one Q
@@ -50,26 +54,32 @@
 //   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), P and dS BLOCK_Q x (BLOCK_KV+8) each (P's tile
 //   holds the staged bias until product 1; with V_REGS both reuse V's space: V is read only
 //   into the registers), STAGES x Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta
-//   2 x BLOCK_Q x 4 bytes. The table's entries
+//   2 x BLOCK_Q x 4 bytes (V_STAGED: no V region; P and dS their own). The table's entries
 //   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 32 x 128, V_REGS:
 //   96,000 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
-//   all with two Q buffers (cap 101,376 B).
+//   all with two Q buffers; DQK = DV = 256, 64 x 32, V_STAGED, one Q buffer: 95,232 B (cap
+//   101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
 // the actual p.hd_qk columns.
 //
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, WM_SDP, WM_DKV, WM_DQ,
-// K_REGS, V_REGS, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, SMEM_BYTES.
+// K_REGS, V_REGS, V_STAGED, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
 #define LD_V (HEAD_DIM_V + 8)
 #define LD_S (BLOCK_KV + 8)
-// V's region; with V_REGS it also holds P and dS (V is read only into registers).
-#define V_REGION \
-    (V_REGS && 2 * BLOCK_Q * LD_S > BLOCK_KV * LD_V ? 2 * BLOCK_Q * LD_S : BLOCK_KV * LD_V)
+// P and dS live in V's region when V_REGS (V is read only into registers) unless V is staged
+// through the Q and dO buffers (V_STAGED), where they have their own.
+#define PS_IN_V (V_REGS && !V_STAGED)
+// V's region (none when staged); with PS_IN_V it also holds P and dS.
+#define V_REGION                                                                 \
+    (V_STAGED ? 0                                                                \
+     : PS_IN_V && 2 * BLOCK_Q * LD_S > BLOCK_KV * LD_V ? 2 * BLOCK_Q * LD_S      \
+                                                       : BLOCK_KV * LD_V)
 #define BWD_SMEM                                                                          \
-    (2 * (BLOCK_KV * LD_QK + V_REGION + (V_REGS ? 0 : 2 * BLOCK_Q * LD_S) +               \
+    (2 * (BLOCK_KV * LD_QK + V_REGION + (PS_IN_V ? 0 : 2 * BLOCK_Q * LD_S) +              \
           STAGES * BLOCK_Q * LD_QK + BLOCK_Q * LD_V) +                                     \
      8 * BLOCK_Q)
 
@@ -89,6 +99,8 @@ static_assert(DQ_M % 16 == 0 && DQ_N % 16 == 0, "dQ warp tile");
 static_assert(BLOCK_Q % 16 == 0 && BLOCK_KV % 16 == 0, "tile shapes");
 static_assert(STAGES == 1 || STAGES == 2, "one or two Q buffers");
 static_assert(BWD_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the engine's table");
+static_assert(!V_STAGED || (V_REGS && BLOCK_KV * LD_V <= STAGES * BLOCK_Q * LD_QK + BLOCK_Q * LD_V),
+              "a staged V is held in registers and fits the Q and dO buffers");
 static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
 static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
 
@@ -414,11 +426,12 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
 rime_bwd_main(const AttnParams p) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     io_t* sK = (io_t*)smem_raw;
-    io_t* sV = sK + BLOCK_KV * LD_QK;
-    io_t* sP = V_REGS ? sV : sV + BLOCK_KV * LD_V;   // BLOCK_Q x LD_S
-    io_t* sdS = sP + BLOCK_Q * LD_S;                 // BLOCK_Q x LD_S
-    io_t* sQ = sV + V_REGION + (V_REGS ? 0 : 2 * BLOCK_Q * LD_S);  // STAGES x BLOCK_Q x LD_QK
+    io_t* sVr = sK + BLOCK_KV * LD_QK;                // V's region (empty when staged)
+    io_t* sP = PS_IN_V ? sVr : sVr + V_REGION;        // BLOCK_Q x LD_S
+    io_t* sdS = sP + BLOCK_Q * LD_S;                  // BLOCK_Q x LD_S
+    io_t* sQ = sVr + V_REGION + (PS_IN_V ? 0 : 2 * BLOCK_Q * LD_S);  // STAGES x BLOCK_Q x LD_QK
     io_t* sdO = sQ + STAGES * BLOCK_Q * LD_QK;        // BLOCK_Q x LD_V
+    io_t* sV = V_STAGED ? sQ : sVr;                   // where V lands (staged: Q's buffers on)
     float* sLse = (float*)(sdO + BLOCK_Q * LD_V);     // BLOCK_Q
     float* sDelta = sLse + BLOCK_Q;
     constexpr int kQBuf = BLOCK_Q * LD_QK;  // elements per buffer
@@ -471,11 +484,13 @@ rime_bwd_main(const AttnParams p) {
     load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, true>(
         sV, LD_V, (const io_t*)p.v.ptr + b * p.v.sb + kvh * p.v.sh + n0 * p.v.ss, p.v.ss,
         p.skv - n0, p.hd_v, tid);
+#if !V_STAGED
     if (steps > 0) {
         load_q_tile(sQ, p, b, kvh * group, m_begin * BLOCK_Q, tid);
         load_do_tile(sdO, sLse, sDelta, p, b, kvh * group, m_begin * BLOCK_Q, tid);
     }
-#if HAS_BIAS && !V_REGS
+#endif
+#if HAS_BIAS && !PS_IN_V
     if (steps > 0) load_bias_tile(sP, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
 #endif
 
@@ -518,7 +533,13 @@ rime_bwd_main(const AttnParams p) {
 #endif
 #if V_REGS
     load_b_frags<HEAD_DIM_V / 16, LD_V>(vf, b_v);
-#if HAS_BIAS
+#if V_STAGED
+    __syncthreads();  // every warp has its V fragments: the Q and dO buffers take their tiles
+    if (steps > 0) {
+        load_q_tile(sQ, p, b, kvh * group, m_begin * BLOCK_Q, tid);
+        load_do_tile(sdO, sLse, sDelta, p, b, kvh * group, m_begin * BLOCK_Q, tid);
+    }
+#elif HAS_BIAS
     __syncthreads();  // every warp has its V fragments: sP (V's space) takes the first bias tile
     if (steps > 0) load_bias_tile(sP, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
 #endif

@@ -222,11 +222,18 @@ __device__ __forceinline__ void ld_shared_v4(const void* p, u32* w) {
                  : "r"(smem_addr(p)));
 }
 
-// One 16-byte global store (16-byte aligned address).
 // 8-byte global store of two f32 (p 8-byte aligned).
 __device__ __forceinline__ void st_global_f32x2(float* p, float a, float b) {
     asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
 }
+// One 16-byte global load through the read-only path (16-byte aligned address; the data must
+// not be written while the kernel runs).
+__device__ __forceinline__ void ld_global_nc_v4(const void* p, u32* w) {
+    asm volatile("ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "l"(p));
+}
+// One 16-byte global store (16-byte aligned address).
 __device__ __forceinline__ void st_global_v4(void* p, u32 a, u32 b, u32 c, u32 d) {
     asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(a), "r"(b), "r"(c),
                  "r"(d)

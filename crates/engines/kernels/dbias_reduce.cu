@@ -6,10 +6,13 @@
 // outer, h inner, both ascending): bitwise reproducible, no atomics and no extra stores in the
 // main kernel. Written in the io dtype to the user's dBias (its strides).
 //
-// Grid (min(ceil(Sq * Skv / RIME_CONVERT_THREADS), the host's cap), bias_h, bias_b),
-// RIME_CONVERT_THREADS threads; each thread walks its (a, c) plane in grid-stride steps, so
-// every element of dBias is written whatever the plane's size; neighbouring threads read
-// neighbouring columns of a dS row. No shared memory. AttnParams comes from the generated ABI.
+// Grid (min(Sq, the host's cap), bias_h, bias_b), RIME_CONVERT_THREADS threads. A block walks
+// rows i of its (a, c) plane in grid-stride steps; its threads take 8-column chunks of the row
+// (16-byte loads: the workspace's rows are 16-byte aligned and padded with zeros to a multiple
+// of RIME_DS_PITCH columns, so a chunk never leaves its row), neighbouring threads neighbouring
+// chunks. Every element of dBias is written whatever the plane's size, and no thread divides.
+// Each chunk is stored as one 16-byte store where dBias's base, row stride and the chunk allow,
+// else element by element up to Skv. No shared memory. AttnParams comes from the generated ABI.
 //
 // Defines: IS_BF16.
 
@@ -23,17 +26,33 @@ rime_dbias_reduce(const AttnParams p) {
     const int h_begin = p.bias_h == 1 ? 0 : c;
     const int h_end = p.bias_h == 1 ? p.hq : c + 1;
     const i64 pitch = ds_pitch(p.skv);
-    const i64 plane = (i64)p.sq * p.skv;
+    const i64 head_plane = (i64)p.sq * pitch;  // elements between heads of the workspace
     const io_t* ds = (const io_t*)p.ds;
     io_t* dst = (io_t*)p.dbias.ptr + a * p.dbias.sb + c * p.dbias.sh;
-    const i64 step = (i64)gridDim.x * RIME_CONVERT_THREADS;
-    for (i64 e = (i64)blockIdx.x * RIME_CONVERT_THREADS + threadIdx.x; e < plane; e += step) {
-        const i64 i = e / p.skv;
-        const i64 j = e - i * p.skv;
-        float acc = 0.f;
-        for (int b = b_begin; b < b_end; ++b)
-            for (int h = h_begin; h < h_end; ++h)
-                acc += io_to_f32(ds[(((i64)b * p.hq + h) * p.sq + i) * pitch + j]);
-        dst[i * p.dbias.ss + j] = f32_to_io(acc);
+    const bool vec = (p.dbias.ptr & 15) == 0 && ((p.dbias.sb | p.dbias.sh | p.dbias.ss) & 7) == 0;
+    for (int i = blockIdx.x; i < p.sq; i += gridDim.x) {
+        for (int j0 = threadIdx.x * 8; j0 < p.skv; j0 += RIME_CONVERT_THREADS * 8) {
+            float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+            for (int b = b_begin; b < b_end; ++b) {
+                const io_t* src = ds + ((i64)b * p.hq + h_begin) * head_plane + i * pitch + j0;
+#pragma unroll 4
+                for (int h = h_begin; h < h_end; ++h, src += head_plane) {
+                    u32 w[4];
+                    ld_global_nc_v4(src, w);
+#pragma unroll
+                    for (int e = 0; e < 8; ++e)
+                        acc[e] += io_to_f32((io_t)(w[e >> 1] >> (16 * (e & 1))));
+                }
+            }
+            io_t* d = dst + (i64)i * p.dbias.ss + j0;
+            if (vec && j0 + 8 <= p.skv) {
+                st_global_v4(d, pack_io2(acc[0], acc[1]), pack_io2(acc[2], acc[3]),
+                             pack_io2(acc[4], acc[5]), pack_io2(acc[6], acc[7]));
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; ++e)
+                    if (j0 + e < p.skv) d[e] = f32_to_io(acc[e]);
+            }
+        }
     }
 }

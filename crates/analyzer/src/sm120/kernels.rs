@@ -3,7 +3,8 @@
 //!
 //! Tiles start from FlashAttention-2's choices for ~99 KB parts (sm86/89, which is where SM120's
 //! 101,376 B per block lands), as implemented by crates/engines/kernels/*.cu: each warp owns 16
-//! rows (4 warps in the forward and the widest backward, 8 in the other backward envelopes),
+//! rows (4 warps in the forward, 8 in the backward; d256's backward holds V in registers and
+//! stages it through the Q and dO buffers, as FlashAttention-2 keeps V in registers there),
 //! K/V resident in the backward with Q and dO streamed, shared-memory rows
 //! padded by 8 elements against bank conflicts. Shared memory is derived from the tiles by the
 //! `const fn` formulas below (never typed in; the kernels `static_assert` the same numbers), and a
@@ -82,7 +83,8 @@ pub struct KernelConfig {
 /// The warp grids of a backward main kernel (bwd_main.cu): for each of its three products, how
 /// many of the block's warps lie along the product's rows (the others along its columns), and
 /// whether product 1's K and V fragments stay in registers for the whole block (then S / dP
-/// stream only Q and dO, and with V's, P and dS take V's shared memory).
+/// stream only Q and dO, and with V's, P and dS take V's shared memory, unless V is staged
+/// through the Q and dO buffers instead).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BwdLayout {
     /// S = Q K^T and dP = dO V^T (block_q x block_kv): warps along the query rows.
@@ -95,6 +97,10 @@ pub struct BwdLayout {
     pub k_regs: bool,
     /// V fragments of the dP product held in registers; P and dS then reuse V's shared memory.
     pub v_regs: bool,
+    /// With `v_regs`: V is copied into the Q and dO buffers (before their first tiles), read
+    /// into registers, and has no region of its own; P and dS get theirs. This is what fits
+    /// Dqk = Dv = 256 within 101,376 B: V needs no space once it is in registers.
+    pub v_staged: bool,
 }
 
 impl BwdLayout {
@@ -148,12 +154,20 @@ pub const SMEM_ROW_PAD: u32 = 8;
 
 /// Backward main kernel: resident K and V tiles, the P and dS tiles (`[q][kv]`, io type; in V's
 /// space when `v_regs`, where V is read only into registers), `stages` buffers of the streamed
-/// Q tile, one of dO and one f32 row each of LSE and delta; rows padded.
-pub const fn smem_backward(bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32, v_regs: bool) -> u32 {
+/// Q tile, one of dO and one f32 row each of LSE and delta; rows padded. With `v_staged` V
+/// passes through the Q and dO buffers (which must hold it) and P and dS have their own space.
+pub const fn smem_backward(
+    (bq, bkv): (u32, u32),
+    (dqk, dv): (u32, u32),
+    stages: u32,
+    (v_regs, v_staged): (bool, bool),
+) -> u32 {
     let p = SMEM_ROW_PAD;
     let v = bkv * (dv + p);
     let ps = 2 * bq * (bkv + p);
-    let v_and_ps = if !v_regs {
+    let v_and_ps = if v_staged {
+        ps
+    } else if !v_regs {
         v + ps
     } else if ps > v {
         ps
@@ -161,6 +175,12 @@ pub const fn smem_backward(bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32, v_
         v
     };
     IO_BYTES * (bkv * (dqk + p) + v_and_ps + stages * bq * (dqk + p) + bq * (dv + p)) + 4 * 2 * bq
+}
+
+/// True when a staged V tile fits the Q and dO buffers it passes through.
+pub const fn v_stage_fits((bq, bkv): (u32, u32), (dqk, dv): (u32, u32), stages: u32) -> bool {
+    let p = SMEM_ROW_PAD;
+    bkv * (dv + p) <= stages * bq * (dqk + p) + bq * (dv + p)
 }
 
 /// Forward kernel: a resident Q tile and `stages` buffers of the streamed K and V tiles (io),
@@ -184,7 +204,7 @@ const HALF: &[DataType] = &[DataType::F16, DataType::Bf16];
 const fn smem_bytes(role: KernelRole, bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32) -> u32 {
     match role {
         KernelRole::Forward => smem_forward(bq, bkv, dqk, dv, stages),
-        KernelRole::BackwardMain => smem_backward(bq, bkv, dqk, dv, stages, false),
+        KernelRole::BackwardMain => smem_backward((bq, bkv), (dqk, dv), stages, (false, false)),
         KernelRole::DqGemm => smem_dq_gemm(bq, bkv, dqk, stages),
     }
 }
@@ -223,7 +243,7 @@ const fn backward(
     (warps, stages): (u32, u32),
     registers: u32,
     (sdp, dkv, dq): (u32, u32, u32),
-    (k_regs, v_regs): (bool, bool),
+    (k_regs, v_regs, v_staged): (bool, bool, bool),
 ) -> KernelConfig {
     let mut k = kernel(
         name,
@@ -240,8 +260,9 @@ const fn backward(
         dq,
         k_regs,
         v_regs,
+        v_staged,
     });
-    k.smem_bytes = smem_backward(tiles.0, tiles.1, dims.0, dims.1, stages, v_regs);
+    k.smem_bytes = smem_backward(tiles, dims, stages, (v_regs, v_staged));
     k
 }
 
@@ -275,6 +296,16 @@ pub const KERNELS: &[KernelConfig] = &[
         1,
         200,
     ),
+    // d256: the same tiles, 101,376 B exactly (Q, K and V at 64 x 264 elements each).
+    kernel(
+        "fwd_d256_64x64",
+        KernelRole::Forward,
+        (256, 256),
+        (64, 64),
+        4,
+        1,
+        248,
+    ),
     // Backward main (bwd_main.cu): 8 warps, each product split over its own warp grid with
     // P and dS through shared memory (FlashAttention-2's layout), so every warp owns a 2-D tile
     // of every product and the dK / dV accumulators are spread over all warps; two Q buffers.
@@ -291,7 +322,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (8, 2),
         256,
         (2, 4, 4),
-        (false, false),
+        (false, false, false),
     ),
     backward(
         "bwd_d128_32x128_v2",
@@ -300,7 +331,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (8, 2),
         256,
         (1, 4, 2),
-        (false, true),
+        (false, true, false),
     ),
     backward(
         "bwd_d192v128_32x64_v2",
@@ -309,7 +340,21 @@ pub const KERNELS: &[KernelConfig] = &[
         (8, 2),
         256,
         (2, 2, 2),
-        (false, true),
+        (false, true, false),
+    ),
+    // d256: FlashAttention-2's ~99 KB shape (64 x 32, V in registers, one Q buffer), with V
+    // staged through the Q and dO buffers so that it needs no space of its own: K 32 x 264,
+    // P and dS 64 x 40 each, Q and dO 64 x 264 each: 95,232 B. A 32-row KV tile keeps the
+    // dK / dV accumulators at 64 registers per thread beside V's 64 (dK / dV grid 2: the
+    // 1-warp-row grid spilled 8 B in one specialization).
+    backward(
+        "bwd_d256_64x32_v2",
+        (256, 256),
+        (64, 32),
+        (8, 1),
+        256,
+        (4, 2, 2),
+        (false, true, true),
     ),
     // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile),
     // 64-column chunks of dS, which divide the 128-column rounding of Skv.
@@ -340,6 +385,15 @@ pub const KERNELS: &[KernelConfig] = &[
         1,
         184,
     ),
+    kernel(
+        "dq_gemm_d256_128x64",
+        KernelRole::DqGemm,
+        (256, 256),
+        (128, 64),
+        8,
+        1,
+        216,
+    ),
 ];
 
 /// H200 (sm_90) opt-in shared memory per block, bytes.
@@ -359,7 +413,7 @@ pub const H200_TUNED: &[KernelConfig] = &[
         (8, 2),
         256,
         (1, 4, 2),
-        (false, false),
+        (false, false, false),
     ),
     backward(
         "bwd_d192v128_32x128_v2_h200",
@@ -368,7 +422,7 @@ pub const H200_TUNED: &[KernelConfig] = &[
         (8, 2),
         256,
         (2, 4, 2),
-        (false, false),
+        (false, false, false),
     ),
 ];
 
@@ -478,6 +532,13 @@ mod tests {
         for k in KERNELS.iter().chain(H200_TUNED) {
             if let Some(l) = k.layout {
                 assert!(l.tiles_evenly(k), "{}: warp grids {l:?}", k.name);
+                let tiles = (k.block_q, k.block_kv);
+                let dims = (k.head_dim_qk, k.head_dim_v);
+                assert!(
+                    !l.v_staged || (l.v_regs && v_stage_fits(tiles, dims, k.stages)),
+                    "{}: a staged V is held in registers and fits the Q and dO buffers",
+                    k.name
+                );
             }
         }
         // Every backward envelope has a forward and a dQ GEMM, with matching Q tiles.
@@ -512,8 +573,14 @@ mod tests {
             assert_eq!(h200_tuned(main).map(|t| t.name), Some(k.name));
             assert!(KERNELS.iter().all(|o| o.name != k.name));
         }
-        assert_eq!(smem_backward(32, 128, 128, 128, 2, false), 113_408);
-        assert_eq!(smem_backward(32, 128, 192, 128, 2, false), 137_984);
+        assert_eq!(
+            smem_backward((32, 128), (128, 128), 2, (false, false)),
+            113_408
+        );
+        assert_eq!(
+            smem_backward((32, 128), (192, 128), 2, (false, false)),
+            137_984
+        );
     }
 
     #[test]
@@ -524,11 +591,24 @@ mod tests {
         assert_eq!(pick(64, 128), Some("bwd_d128_32x128_v2"));
         assert_eq!(pick(192, 128), Some("bwd_d192v128_32x64_v2"));
         assert_eq!(pick(160, 96), Some("bwd_d192v128_32x64_v2"));
-        assert_eq!(pick(192, 192), None);
-        assert_eq!(pick(256, 128), None);
-        assert_eq!(smem_backward(32, 128, 128, 128, 2, true), 96_000);
-        assert_eq!(smem_backward(64, 128, 64, 64, 2, false), 99_840);
-        assert_eq!(smem_backward(32, 64, 192, 128, 2, true), 77_568);
+        assert_eq!(pick(192, 192), Some("bwd_d256_64x32_v2"));
+        assert_eq!(pick(256, 128), Some("bwd_d256_64x32_v2"));
+        assert_eq!(pick(256, 256), Some("bwd_d256_64x32_v2"));
+        assert_eq!(pick(264, 256), None);
+        assert_eq!(
+            smem_backward((32, 128), (128, 128), 2, (true, false)),
+            96_000
+        );
+        assert_eq!(
+            smem_backward((64, 128), (64, 64), 2, (false, false)),
+            99_840
+        );
+        assert_eq!(
+            smem_backward((32, 64), (192, 128), 2, (true, false)),
+            77_568
+        );
+        assert_eq!(smem_backward((64, 32), (256, 256), 1, (true, true)), 95_232);
+        assert_eq!(smem_forward(64, 64, 256, 256, 1), 101_376);
         assert_eq!(smem_forward(64, 64, 128, 128, 1), 52_224);
     }
 }

@@ -184,6 +184,7 @@ impl KernelBuild {
                 ("WM_DQ", l.dq.into()),
                 ("K_REGS", i64::from(l.k_regs)),
                 ("V_REGS", i64::from(l.v_regs)),
+                ("V_STAGED", i64::from(l.v_staged)),
             ]);
         }
         b

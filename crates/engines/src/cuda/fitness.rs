@@ -11,6 +11,9 @@
 //! `RIME_REQUIRE_NVRTC=1` (CI sets it after `pip install nvidia-cuda-nvrtc==13.0.88
 //! nvidia-cuda-nvcc==13.0.88`, pointing LD_LIBRARY_PATH at `nvidia/cu13/lib` and RIME_PTXAS at
 //! `nvidia/cu13/bin/ptxas` of that venv).
+//!
+//! `RIME_FITNESS_ONLY=<text>` checks only the entries whose name contains the text (for trying a
+//! tile change in seconds instead of minutes; CI never sets it).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -82,7 +85,8 @@ fn check(configs: &'static [KernelConfig], limits: &Limits) -> (usize, Vec<Strin
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut failures = Vec::new();
     let mut checked = 0;
-    for cfg in configs {
+    let only = std::env::var("RIME_FITNESS_ONLY").unwrap_or_default();
+    for cfg in configs.iter().filter(|k| k.name.contains(only.as_str())) {
         for build in KernelBuild::all_for(cfg) {
             let what = format!("sm_{arch} {}", build.describe());
             let ptx = match compile_ptx(&build, arch) {

@@ -47,6 +47,7 @@ fn assert_built_from(build: &KernelBuild, k: &KernelConfig, what: &str) {
             ("WM_DQ", l.dq),
             ("K_REGS", u32::from(l.k_regs)),
             ("V_REGS", u32::from(l.v_regs)),
+            ("V_STAGED", u32::from(l.v_staged)),
         ] {
             assert_eq!(
                 define(build, name),

@@ -464,9 +464,8 @@ impl Sm120Plan {
                     // two_kernel: the broadcast dBias summed from the dS workspace, after the
                     // dQ GEMM has read it (it stays intact).
                     if let (Some(reduce), Some(bias)) = (dbias_reduce, self.problem.bias) {
-                        let plane = u64::try_from(s.sq.saturating_mul(s.skv)).unwrap_or(u64::MAX);
                         let grid = (
-                            plane_blocks(plane),
+                            row_blocks(s.sq),
                             grid_dim("bias heads", bias.heads, GRID_YZ)?,
                             grid_dim("bias batch", bias.batch, GRID_YZ)?,
                         );
@@ -653,11 +652,17 @@ fn convert_grid(p: &ConvertParams, d0: u32) -> Result<(u32, u32, u32), EngineErr
     Ok((blocks, d1, d0))
 }
 
-/// Blocks along x of a grid-stride kernel over a plane of `plane` elements (convert.cu,
-/// dbias_reduce.cu): enough to cover it, at least 1, at most [`CONVERT_MAX_BLOCKS_X`].
+/// Blocks along x of a grid-stride kernel over a plane of `plane` elements (convert.cu):
+/// enough to cover it, at least 1, at most [`CONVERT_MAX_BLOCKS_X`].
 fn plane_blocks(plane: u64) -> u32 {
     let blocks = plane
         .div_ceil(u64::from(super::abi::CONVERT_THREADS))
         .clamp(1, u64::from(CONVERT_MAX_BLOCKS_X));
     u32::try_from(blocks).unwrap_or(CONVERT_MAX_BLOCKS_X)
+}
+
+/// Blocks along x of a kernel that strides over `rows` rows a block at a time
+/// (dbias_reduce.cu): one per row, at least 1, at most [`CONVERT_MAX_BLOCKS_X`].
+fn row_blocks(rows: usize) -> u32 {
+    u32::try_from(rows).map_or(CONVERT_MAX_BLOCKS_X, |r| r.clamp(1, CONVERT_MAX_BLOCKS_X))
 }
