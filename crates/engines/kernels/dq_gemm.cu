@@ -48,13 +48,15 @@ rime_dq_gemm(const AttnParams p) {
 #pragma unroll
     for (int i = 0; i < HEAD_DIM_QK / 8; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
 
-    // The main kernel wrote every column of its KV tiles, i.e. up to round_up(Skv, BLOCK_KV).
+    // The main kernel wrote every column of its KV tiles, i.e. up to round_up(Skv, its
+    // BLOCK_KV), which can end before this chunk does (d256: 32-column KV tiles): columns from
+    // round_up(Skv, 8) on are zero-filled here, never read (the workspace is not cleared).
     const int chunks = (p.skv + BLOCK_KV - 1) / BLOCK_KV;
     for (int c = 0; c < chunks; ++c) {
         const int j0 = c * BLOCK_KV;
         __syncthreads();
         load_tile<BLOCK_Q, BLOCK_KV, WARPS * 32, false>(sdS, LD_DS, gdS + j0, pitch, p.sq - q0,
-                                                        BLOCK_KV, tid);
+                                                        (p.skv - j0 + 7) / 8 * 8, tid);
         load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false>(sK, LD_K, gK + j0 * p.k.ss, p.k.ss,
                                                             p.skv - j0, p.hd_qk, tid);
         cp_async_wait_all();
