@@ -12,8 +12,8 @@
 // One block per (RIME_PRE_ROWS query rows, query head, batch), RIME_PRE_WARPS warps (both from
 // the generated ABI, which the host's grid uses too); each warp reduces one row at a time across
 // its lanes. Every row below Sq is written (grid = ceil(Sq / RIME_PRE_ROWS)), so no accumulator,
-// delta or dSink-row element is left unwritten. The dBias accumulator is zeroed by a grid-stride loop over
-// all blocks. No shared memory.
+// delta or dSink-row element is left unwritten. The dBias accumulator is zeroed by a
+// grid-stride loop over all blocks. No shared memory.
 //
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, IS_BF16, RELAY_TILE (the main kernel's BLOCK_Q).
 
