@@ -29,6 +29,7 @@ fn case(b: usize, h: usize, s: usize, d: usize) -> BackwardCase {
         bias: BiasKind::Batch,
         io: DataType::Bf16,
         deterministic: false,
+        sink: false,
     }
 }
 

@@ -161,6 +161,10 @@ const NOT_REACHABLE_FROM_FILES: &[(ReasonCode, &str)] = &[
         ReasonCode::CpuRagged,
         "retired: no rule reports it (ReasonCode::RETIRED)",
     ),
+    (
+        ReasonCode::Sm120DeterministicDsink,
+        "retired: no rule reports it (ReasonCode::RETIRED)",
+    ),
 ];
 
 #[test]

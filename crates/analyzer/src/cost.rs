@@ -239,16 +239,19 @@ pub fn relay_penalty(kernel: &KernelConfig) -> f64 {
 /// Traffic of the route's workspace beyond writing it once, overlapped with the main kernel
 /// (two_kernel's dS round trip is a separate pass: see [`estimate`]).
 fn route_bytes(config: &EngineConfig) -> f64 {
-    match config.route {
-        // Zeroed, written back once from L2 after the reductions, read by the convert kernel.
-        Some(Route::Atomic | Route::Relay) => 3.0 * region_bytes(config, RegionKind::DqAccum),
-        // dQ as relay; the partials written once and read once by the convert kernel.
-        Some(Route::OrderedDbias) => {
-            3.0 * region_bytes(config, RegionKind::DqAccum)
-                + 2.0 * region_bytes(config, RegionKind::DbiasPartials)
+    // dSink's row terms: written by the preprocess kernel, read once by dsink_reduce.cu.
+    let dsink = 2.0 * region_bytes(config, RegionKind::DsinkRows);
+    dsink
+        + match config.route {
+            // Zeroed, written back once from L2 after the reductions, read by the convert kernel.
+            Some(Route::Atomic | Route::Relay) => 3.0 * region_bytes(config, RegionKind::DqAccum),
+            // dQ as relay; the partials written once and read once by the convert kernel.
+            Some(Route::OrderedDbias) => {
+                3.0 * region_bytes(config, RegionKind::DqAccum)
+                    + 2.0 * region_bytes(config, RegionKind::DbiasPartials)
+            }
+            Some(Route::TwoKernel) | None => 0.0,
         }
-        Some(Route::TwoKernel) | None => 0.0,
-    }
 }
 
 fn launches(
@@ -262,8 +265,11 @@ fn launches(
         (EngineKind::CpuReference, _) => 0,
         (EngineKind::Sm120, false) => 1,
         // preprocess + main + (dQ convert | dQ GEMM), + the dBias convert or reduction when
-        // dBias sums over a broadcast bias.
-        (EngineKind::Sm120, true) => 3 + u32::from(reduces_dbias(graph, node, shape)),
+        // dBias sums over a broadcast bias, + the dSink reduction.
+        (EngineKind::Sm120, true) => {
+            3 + u32::from(reduces_dbias(graph, node, shape))
+                + u32::from(node.output(Port::DSink).is_some())
+        }
     }
 }
 

@@ -531,11 +531,13 @@ reason_codes! {
     ///
     /// Fix: pick a target with more shared memory or smaller tiles.
     Sm120SharedMemory = "SMX006", Sm120;
-    /// dSink is requested on a deterministic backward.
+    /// Retired, never reported: a deterministic backward with dSink was refused.
     ///
-    /// Why: dSink sums over batches and rows with fp32 atomics whose order is not fixed.
+    /// Why: dSink was to be summed over batches and rows with fp32 atomics; the preprocess
+    /// kernel now writes each row's term and `dsink_reduce.cu` sums them per head in a fixed
+    /// order, bitwise reproducible on every route. The code is kept so that it is never reused.
     ///
-    /// Fix: turn determinism off or compute dSink from the returned gradients.
+    /// Fix: nothing to fix; an older report that names it describes an older rime.
     Sm120DeterministicDsink = "SMX007", Sm120;
     /// The context's compute data type is not f32.
     ///
@@ -553,12 +555,13 @@ reason_codes! {
     /// Fix: repeat K or V heads so that Hk == Hv, or use the cpu_reference engine.
     Sm120KvHeadsDiffer = "SMX009", Sm120;
 
-    /// The graph has an attention sink (SINK_TOKEN) or asks for dSink.
+    /// The attention sink (SINK_TOKEN) is passed by value.
     ///
-    /// Why: the SM120 kernels do not yet add the sink logit to the softmax denominator nor
-    /// reduce dSink; the analyzer only approves what the kernels implement.
+    /// Why: the SM120 kernels read the sink logits from device memory, and a by-value tensor
+    /// has no buffer. (Until sinks were implemented this code refused every graph with a sink
+    /// or dSink.)
     ///
-    /// Fix: use the cpu_reference engine for graphs with sinks.
+    /// Fix: give the sink as a (1, Hq, 1, 1) f32 tensor in memory.
     Sm120Sink = "SMX010", Sm120;
 
     /// The score scale is an Attn_scale tensor whose value is only known at execution.
@@ -652,7 +655,8 @@ reason_codes! {
 
 impl ReasonCode {
     /// Codes no rule reports any more; kept, documented as retired, never reused.
-    pub const RETIRED: &'static [ReasonCode] = &[ReasonCode::CpuRagged];
+    pub const RETIRED: &'static [ReasonCode] =
+        &[ReasonCode::CpuRagged, ReasonCode::Sm120DeterministicDsink];
 
     /// True when no rule reports the code any more (see [`ReasonCode::RETIRED`]).
     pub fn is_retired(self) -> bool {

@@ -25,8 +25,9 @@ pub enum RegionKind {
     /// f32 dBias partials of a broadcast bias, one dBias-sized slice per (batch, head) the bias
     /// broadcasts over: B * Hq * Sq * Skv in all (ordered_dbias route).
     DbiasPartials,
-    /// f32 dSink accumulator, Hq.
-    DsinkAccum,
+    /// f32 dSink terms, one per query row: -exp(Sink_h - Stats) * delta, B * Hq * Sq (every
+    /// element written by the preprocess kernel, summed per head in a fixed order).
+    DsinkRows,
 }
 
 impl RegionKind {
@@ -39,7 +40,7 @@ impl RegionKind {
             RegionKind::DScores => "ds",
             RegionKind::DbiasAccum => "dbias_accum",
             RegionKind::DbiasPartials => "dbias_partials",
-            RegionKind::DsinkAccum => "dsink_accum",
+            RegionKind::DsinkRows => "dsink_rows",
         }
     }
 
@@ -48,7 +49,10 @@ impl RegionKind {
     pub const fn needs_zero(self) -> bool {
         !matches!(
             self,
-            RegionKind::Delta | RegionKind::DScores | RegionKind::DbiasPartials
+            RegionKind::Delta
+                | RegionKind::DScores
+                | RegionKind::DbiasPartials
+                | RegionKind::DsinkRows
         )
     }
 }

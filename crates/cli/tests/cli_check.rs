@@ -12,8 +12,8 @@ fn stdout(out: &Output) -> String {
 }
 
 const BROADCAST_DET: &str = "tests/fixtures/valid/bwd_bias_broadcast_dbias_deterministic.json";
-/// A graph only the CPU reference takes (sm120: no sinks, SMX010; no deterministic dSink, SMX007).
-const SM120_REJECTS: &str = "tests/fixtures/unsupported/smx007_deterministic_dsink.json";
+/// A graph only the CPU reference takes (sm120: K and V head counts differ, SMX009).
+const SM120_REJECTS: &str = "tests/fixtures/unsupported/smx009_gqa_hk8_ne_hv4.json";
 
 #[test]
 fn check_prints_the_analyzers_report() {
@@ -162,11 +162,7 @@ fn check_require_engine_names_the_reasons() {
         "--require-engine",
         "sm120",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "sm120 rejects it (SMX010, SMX007)"
-    );
+    assert_eq!(out.status.code(), Some(1), "sm120 rejects it (SMX009)");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.starts_with(&format!(
@@ -175,7 +171,7 @@ fn check_require_engine_names_the_reasons() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("node `") && stderr.contains("SMX007"),
+        stderr.contains("node `") && stderr.contains("SMX009"),
         "{stderr}"
     );
     assert!(!stderr.contains("CPU0"), "only sm120's reasons: {stderr}");

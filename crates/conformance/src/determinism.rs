@@ -1,6 +1,6 @@
 //! `rime selftest --determinism`: for a table of backward shapes, every sm120 route the analyzer
 //! approves for the deterministic graph runs N times on fresh poisoned outputs and must give
-//! bitwise-identical dQ, dK, dV (and dBias) each time (FNV-1a of each output's bytes); the
+//! bitwise-identical dQ, dK, dV (and dBias, dSink) each time (FNV-1a of each output's bytes); the
 //! atomic route (approved for the same graph without `deterministic`) must agree with them and
 //! every route with the CPU engine, within the io type's tolerance. Each route is also timed
 //! (CUDA events, median) so that deterministic time over atomic time is measured on the same
@@ -19,9 +19,9 @@ use crate::exec::{hash, on_cpu};
 use crate::workload::{median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
 use crate::HarnessError;
 
-/// The shape table (odd lengths, GQA/MQA, causal, per-batch and broadcast bias + dBias, both io
-/// types); `small` keeps lengths low for compute-sanitizer runs. A broadcast bias with B > 1
-/// runs on two_kernel and ordered_dbias only (BIA003 refuses atomic and relay).
+/// The shape table (odd lengths, GQA/MQA, causal, per-batch and broadcast bias + dBias, sinks
+/// with dSink, both io types); `small` keeps lengths low for compute-sanitizer runs. A broadcast
+/// bias with B > 1 runs on two_kernel and ordered_dbias only (BIA003 refuses atomic and relay).
 pub fn cases(small: bool) -> Vec<BackwardCase> {
     use BiasKind::{Batch, Broadcast, None};
     let c = |b, hq, hk, sq, skv, d, dv, causal, bias, io| BackwardCase {
@@ -36,7 +36,10 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         bias,
         io,
         deterministic: true,
+        sink: false,
     };
+    // dSink is summed in a fixed order on every route (dsink_reduce.cu).
+    let sink = |case: BackwardCase| BackwardCase { sink: true, ..case };
     let (bf, f) = (DataType::Bf16, DataType::F16);
     if small {
         return vec![
@@ -46,6 +49,8 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
             c(1, 2, 2, 100, 61, 64, 64, true, Broadcast, f),
             c(2, 4, 2, 70, 90, 128, 128, true, Broadcast, bf),
             c(2, 2, 1, 70, 90, 256, 256, true, Batch, f),
+            sink(c(2, 4, 2, 70, 90, 64, 64, true, None, bf)),
+            sink(c(2, 2, 2, 77, 130, 128, 128, false, Broadcast, f)),
         ];
     }
     vec![
@@ -67,6 +72,11 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         // d256 (64 x 32 tiles, V staged through the Q and dO buffers).
         c(2, 4, 2, 300, 190, 256, 256, true, Batch, bf),
         c(2, 4, 4, 257, 300, 256, 256, false, Broadcast, f),
+        // Sinks with dSink: plain, per-batch bias, broadcast bias (the ordered routes), long.
+        sink(c(2, 4, 4, 257, 257, 64, 64, false, None, bf)),
+        sink(c(2, 8, 2, 300, 190, 128, 128, true, Batch, f)),
+        sink(c(3, 8, 2, 300, 190, 128, 128, false, Broadcast, bf)),
+        sink(c(2, 4, 1, 1000, 1000, 192, 128, true, None, bf)),
     ]
 }
 
@@ -312,16 +322,19 @@ fn run_case(
     result
 }
 
-/// Runs the table on `dev` for `target`, calling `each` with each case's result.
+/// Runs the table (the cases whose name contains `filter`, when given) on `dev` for `target`,
+/// calling `each` with each case's result.
 pub fn run(
     dev: &Arc<CudaDevice>,
     target: &Target,
     small: bool,
+    filter: Option<&str>,
     repeats: usize,
     mut each: impl FnMut(&CaseResult),
 ) -> Vec<CaseResult> {
     cases(small)
         .iter()
+        .filter(|c| filter.is_none_or(|f| c.name().contains(f)))
         .map(|c| {
             // Small runs are for compute-sanitizer: few timed runs.
             let timing = if small { (1, 2) } else { (3, 20) };
@@ -349,6 +362,7 @@ pub fn broadcast_dbias_ordered_routes(target: &Target) -> Result<Vec<String>, Ve
         bias: BiasKind::Broadcast,
         io: DataType::Bf16,
         deterministic: true,
+        sink: false,
     };
     let Ok(graph) = case.graph() else {
         return Err(vec!["graph build failed".into()]);
@@ -375,6 +389,25 @@ pub fn broadcast_dbias_ordered_routes(target: &Target) -> Result<Vec<String>, Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Deterministic dSink: no route refuses it any more (SMX007 is retired); broadcast bias
+    /// cases keep only the ordered routes (BIA003).
+    #[test]
+    fn deterministic_dsink_is_approved_on_the_deterministic_routes() {
+        let target = Target::by_name("rtx-5090").expect("profile");
+        for case in cases(false).into_iter().filter(|c| c.sink) {
+            let graph = case.graph().expect("graph");
+            let (_, ranked) = sm120_candidates(&graph.graph, &target);
+            let routes: Vec<_> = ranked.iter().filter_map(|c| c.config.route).collect();
+            let want = if case.bias == BiasKind::Broadcast && case.b > 1 {
+                Route::OrderedDbias
+            } else {
+                Route::Relay
+            };
+            assert!(routes.contains(&want), "{}: {routes:?}", case.name());
+            assert!(!routes.contains(&Route::Atomic), "{}", case.name());
+        }
+    }
 
     #[test]
     fn deterministic_broadcast_dbias_is_approved_only_on_the_ordered_routes() {

@@ -1,7 +1,9 @@
 //! Input data for a case's graph: every input tensor of a node as a host buffer of its graph
-//! type — Q, K, V, dO (and O, Bias, Sink when they are inputs) seeded random in [-1, 1), Stats
-//! around ln(Skv) as a forward gives, the padding lengths of the spec, or a bias computed from
-//! its index — reproducible from a seed, and in parallel (a bias can be gigabytes).
+//! type — Q, K, V, dO (and O, Bias when they are inputs) seeded random in [-1, 1), Stats around
+//! ln(Skv) as a forward gives, Sink around ln(Skv) too (so that it weighs about as much as all
+//! the keys together, and O, Stats and dSink depend on it visibly), the padding lengths of the
+//! spec, or a bias computed from its index — reproducible from a seed, and in parallel (a bias
+//! can be gigabytes).
 
 use half::{bf16, f16};
 use rayon::prelude::*;
@@ -17,7 +19,7 @@ pub struct Fills {
     pub seed: u64,
     /// The bias value at `[b, h, i, j]` (default: random).
     pub bias: Option<fn([usize; 4]) -> f64>,
-    /// Every head's sink logit (default: random).
+    /// Every head's sink logit (default: random around ln(Skv)).
     pub sink: Option<f64>,
 }
 
@@ -73,8 +75,9 @@ fn input(
     let t = g.graph.get(id)?;
     let len = usize::try_from(t.span_elements()?).ok()?;
     let seed = fills.seed.wrapping_mul(0x1_0000).wrapping_add(salt * 7919);
+    let around_ln_skv = || random(len, seed, Some((spec.skv.max(1) as f64).ln()));
     let values: Vec<f64> = match name {
-        "Stats" => random(len, seed, Some((spec.skv.max(1) as f64).ln())),
+        "Stats" => around_ln_skv(),
         "SEQ_LEN_Q" => spec.padding.as_ref()?.0.iter().map(|&x| x as f64).collect(),
         "SEQ_LEN_KV" => spec.padding.as_ref()?.1.iter().map(|&x| x as f64).collect(),
         "Bias" => match (fills.bias, spec.bias_dims()) {
@@ -90,9 +93,7 @@ fn input(
                 .collect(),
             _ => random(len, seed, None),
         },
-        "Sink" => fills
-            .sink
-            .map_or_else(|| random(len, seed, None), |v| vec![v; len]),
+        "Sink" => fills.sink.map_or_else(around_ln_skv, |v| vec![v; len]),
         _ => random(len, seed, None),
     };
     host(g.graph.data_type(id)?, &values)

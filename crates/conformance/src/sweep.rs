@@ -250,6 +250,7 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
             },
         );
     }
+    sink_cases(&mut add);
     if small {
         v.extend(inference_cases());
         return v;
@@ -382,8 +383,71 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
     for (name, s, layout) in big {
         add(name, CaseSpec { layout, ..s });
     }
+    // Sinks at a length past one reduction block's threads, causal.
+    add(
+        "sink-len1000-causal",
+        CaseSpec {
+            band: CAUSAL,
+            sink: true,
+            ..CaseSpec::new(2, 4, 4, 1000, 1000, 128)
+        },
+    );
     v.extend(inference_cases());
     v
+}
+
+/// Attention sinks with dSink (names `sink-...`, in the small table too: they reach
+/// dsink_reduce.cu): every envelope, no mask, causal, a head-broadcast bias with dBias (and so
+/// ordered_dbias), and padding masks whose rows attend to nothing — bottom-right causal with
+/// kv_len < q_len, and a batch with no keys — so that O = 0, Stats = sink there, and the rows
+/// past a batch's length, which keep Stats = +inf and give dSink nothing.
+fn sink_cases(add: &mut impl FnMut(&str, CaseSpec)) {
+    let sink = |s: CaseSpec| CaseSpec { sink: true, ..s };
+    for (dqk, dv) in envelopes() {
+        let s = sink(CaseSpec {
+            dv,
+            ..CaseSpec::new(2, 4, 2, 70, 90, dqk)
+        });
+        let tag = format!("sink-d{dqk}v{dv}");
+        add(&format!("{tag}-plain"), s.clone());
+        add(
+            &format!("{tag}-causal-bshd"),
+            CaseSpec {
+                band: CAUSAL,
+                layout: Layout::Bshd,
+                ..s.clone()
+            },
+        );
+        add(
+            &format!("{tag}-padding-br-causal"),
+            sink(CaseSpec {
+                padding: Some(lens(3, 90, 40)),
+                band: CAUSAL_BOTTOM_RIGHT,
+                dv,
+                ..CaseSpec::new(3, 2, 2, 90, 40, dqk)
+            }),
+        );
+    }
+    add(
+        "sink-d64v64-window-bcast-dbias",
+        CaseSpec {
+            band: WINDOW,
+            bias: bias(false, true),
+            dbias: true,
+            sink: true,
+            ..CaseSpec::new(2, 4, 2, 70, 90, 64)
+        },
+    );
+    add(
+        "sink-d128v128-padding-kv0-bias-hbcast-dbias",
+        CaseSpec {
+            padding: Some((vec![75, 50, 20], vec![0, 66, 44])),
+            bias: bias(true, false),
+            dbias: true,
+            sink: true,
+            ..CaseSpec::new(3, 2, 1, 75, 66, 128)
+        },
+    );
 }
 
 /// The forward alone, without a Stats output (inference): the kernel must not write Stats.
@@ -611,5 +675,18 @@ mod tests {
         for d in ["d64v64", "d128v128", "d192v128", "d256v256", "pad-d40"] {
             assert!(small.iter().any(|c| c.name.starts_with(d)), "{d}");
         }
+        // Sinks on every route, in both dtypes, reach dsink_reduce.cu in the small table too.
+        for route in Route::ALL {
+            for io in [DataType::Bf16, DataType::F16] {
+                assert!(
+                    small.iter().any(|c| c.name.starts_with("sink-")
+                        && c.spec.sink
+                        && c.spec.io == io
+                        && c.route == Some(route)),
+                    "{route} {io}"
+                );
+            }
+        }
+        assert!(full.iter().all(|c| c.name.contains("sink") == c.spec.sink));
     }
 }

@@ -73,10 +73,12 @@ pub struct BackwardCase {
     pub io: DataType,
     /// Deterministic gradients asked for.
     pub deterministic: bool,
+    /// An attention sink, with dSink.
+    pub sink: bool,
 }
 
 impl BackwardCase {
-    /// A short name, e.g. `b4 h16/16 s2048x2048 d128 bias=batch causal det bf16`.
+    /// A short name, e.g. `b4 h16/16 s2048x2048 d128 bias=batch causal sink det bf16`.
     pub fn name(&self) -> String {
         let d = if self.d == self.dv {
             format!("d{}", self.d)
@@ -84,7 +86,7 @@ impl BackwardCase {
             format!("d{}/{}", self.d, self.dv)
         };
         format!(
-            "b{} h{}/{} s{}x{} {d} bias={}{}{} {}",
+            "b{} h{}/{} s{}x{} {d} bias={}{}{}{} {}",
             self.b,
             self.hq,
             self.hk,
@@ -92,12 +94,14 @@ impl BackwardCase {
             self.skv,
             self.bias.name(),
             if self.causal { " causal" } else { "" },
+            if self.sink { " sink" } else { "" },
             if self.deterministic { " det" } else { "" },
             self.io
         )
     }
 
-    /// The row as a case spec: BHSD packed, f32 Stats, the bias with dBias when present.
+    /// The row as a case spec: BHSD packed, f32 Stats, the bias with dBias and the sink with
+    /// dSink when present.
     pub fn spec(&self) -> CaseSpec {
         CaseSpec {
             dv: self.dv,
@@ -116,6 +120,7 @@ impl BackwardCase {
             },
             dbias: self.bias != BiasKind::None,
             deterministic: self.deterministic,
+            sink: self.sink,
             ..CaseSpec::new(self.b, self.hq, self.hk, self.sq, self.skv, self.d)
         }
     }
@@ -349,6 +354,7 @@ mod tests {
             bias,
             io: DataType::Bf16,
             deterministic,
+            sink: false,
         }
     }
 

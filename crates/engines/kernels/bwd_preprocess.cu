@@ -1,15 +1,19 @@
 // bwd_preprocess.cu: first kernel of the SDPA backward.
 //   delta[b][h][i] = sum_d dO[b,h,i,d] * O[b,h,i,d]   (f32, the "D" of dS = P * (dP - D))
-// and zeroes what the later kernels add into: the f32 dQ accumulator [B][Hq][Sq][Dqk]
+// and, when dSink is asked for (p.dsink_rows != 0), each row's share of it (f32, [B][Hq][Sq]):
+//   dsink_rows[b][h][i] = -exp(Sink[h] - Stats[b,h,i]) * delta[b][h][i]
+// or 0 for a row past the padding mask's length or with Stats = +inf (a row that attended to
+// nothing): the CPU engine's rule. dsink_reduce.cu sums them per head in a fixed order.
+// It also zeroes what the later kernels add into: the f32 dQ accumulator [B][Hq][Sq][Dqk]
 // (atomic and relay routes), the relay route's turn counters [B][Hq][ceil(Sq / RELAY_TILE)]
 // and block tickets [B][Hk], and the f32 dBias accumulator [bias_b][bias_h][Sq][Skv] when
 // the workspace has one.
 //
 // One block per (RIME_PRE_ROWS query rows, query head, batch), RIME_PRE_WARPS warps (both from
 // the generated ABI, which the host's grid uses too); each warp reduces one row at a time across
-// its lanes. Every row below Sq is written (grid = ceil(Sq / RIME_PRE_ROWS)), so no accumulator
-// or delta element is left unwritten. The dBias accumulator is zeroed by a grid-stride loop over
-// all blocks. No shared memory.
+// its lanes. Every row below Sq is written (grid = ceil(Sq / RIME_PRE_ROWS)), so no accumulator,
+// delta or dSink-row element is left unwritten. The dBias accumulator is zeroed by a
+// grid-stride loop over all blocks. No shared memory.
 //
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, IS_BF16, RELAY_TILE (the main kernel's BLOCK_Q).
 
@@ -26,6 +30,11 @@ rime_bwd_preprocess(const AttnParams p) {
     const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh;
     float* delta = (float*)p.delta + ((i64)b * p.hq + h) * p.sq;
     float* dq_acc = p.dq_accum ? (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * p.hd_qk : 0;
+    float* dsink_rows =
+        p.dsink_rows && p.sink.ptr ? (float*)p.dsink_rows + ((i64)b * p.hq + h) * p.sq : 0;
+    const float sink = dsink_rows ? ((const float*)p.sink.ptr)[h * p.sink.sh] : 0.f;
+    const float* stats = (const float*)p.stats.ptr + b * p.stats.sb + h * p.stats.sh;
+    const int q_len = seq_lens(p, b).q;
 
     for (int r = warp; r < PRE_ROWS; r += PRE_WARPS) {
         const int i = blockIdx.x * PRE_ROWS + r;
@@ -36,7 +45,14 @@ rime_bwd_preprocess(const AttnParams p) {
         }
 #pragma unroll
         for (int m = 16; m >= 1; m >>= 1) acc += rime_shfl_xor(acc, m);
-        if (lane == 0) delta[i] = acc;
+        if (lane == 0) {
+            delta[i] = acc;
+            if (dsink_rows) {
+                const float lse = stats[(i64)i * p.stats.ss];
+                const bool counts = i < q_len && lse != -rime_neg_inf();
+                dsink_rows[i] = counts ? -rime_exp2((sink - lse) * RIME_LOG2E) * acc : 0.f;
+            }
+        }
         if (dq_acc)
             for (int d = lane; d < p.hd_qk; d += 32) dq_acc[(i64)i * p.hd_qk + d] = 0.f;
     }

@@ -2,6 +2,12 @@
 // a Stats output (p.stats.ptr != 0), Stats = natural-log log-sum-exp of the masked, scaled,
 // biased scores (f32), per query row (+inf for a row with nothing kept, whose O is 0).
 //
+// Attention sink (p.sink.ptr != 0, f32 (1, Hq, 1, 1)): the head's logit joins the softmax
+// denominator of every row below the padding mask's length, unscaled and unbiased — the online
+// softmax starts from it (running max = sink, running sum = 1) instead of (-inf, 0). A row with
+// nothing kept then attends to the sink alone: O = 0, Stats = sink. A runtime test, not a
+// define: it is an initialisation. Rows past the padding mask's length stay O = 0, Stats = +inf.
+//
 // FlashAttention-2 style: one block per (query tile of BLOCK_Q rows, query head, batch); WARPS
 // warps, each owning 16 query rows (BLOCK_Q = 16 * WARPS). The block walks the KV tiles of
 // BLOCK_KV rows that the mask leaves (tile skipping), S = Q K^T with mma.sync m16n8k16 (f32
@@ -88,9 +94,18 @@ rime_sdpa_fwd(const AttnParams p) {
 #pragma unroll
     for (int i = 0; i < HEAD_DIM_V / 8; ++i)
         o_acc[i][0] = o_acc[i][1] = o_acc[i][2] = o_acc[i][3] = 0.f;
-    float row_max[2] = {neg_inf, neg_inf};
-    float row_sum[2] = {0.f, 0.f};
     const int qrow0 = m0 + warp * 16 + g;
+    // The sink in the log2 domain; the quad's t == 0 lane holds its 1 in the running sum (the
+    // epilogue adds the quad's sums up; every lane of a quad rescales by the same max).
+    const float sink_log2 =
+        p.sink.ptr != 0 ? ((const float*)p.sink.ptr)[h * p.sink.sh] * RIME_LOG2E : neg_inf;
+    float row_max[2], row_sum[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const bool sunk = p.sink.ptr != 0 && qrow0 + r * 8 < L.q;
+        row_max[r] = sunk ? sink_log2 : neg_inf;
+        row_sum[r] = sunk && t == 0 ? 1.f : 0.f;
+    }
 
     for (int n = n_begin; n < n_end; ++n) {
         const int n0 = n * BLOCK_KV;
@@ -207,7 +222,8 @@ rime_sdpa_fwd(const AttnParams p) {
                 *(u32*)(gO + (i64)i * p.o.ss + dt * 8 + 2 * t) = v;
             }
             if (t == 0 && p.stats.ptr != 0) {  // Stats only when the node writes them
-                // A row with nothing kept gets +inf, so that exp(S - Stats) = 0 downstream.
+                // A row with nothing kept (and no sink) gets +inf, so that exp(S - Stats) = 0
+                // downstream; with a sink its sum holds the sink's 1.
                 float lse = row_sum[r] > 0.f ? (row_max[r] + rime_log2(row_sum[r])) * RIME_LN2
                                              : -neg_inf;
                 gS[(i64)i * p.stats.ss] = lse;

@@ -5,6 +5,8 @@ sm120 kernels from PyTorch, zero-copy on the current stream.
   (rounded) inputs: bias + dBias per batch and broadcast, GQA, causal top-left and
   bottom-right, padding (sequence lengths), bf16 and fp16;
 - deterministic backward: bitwise equal over repeated calls;
+- attention sinks with dSink against rime's CPU engine (rows that attend to the sink alone,
+  padded rows), deterministic dSink bitwise equal over repeats;
 - a ``torch.compile`` training step with no graph break;
 - a non-default stream: rime's kernels are ordered after the work queued before them and
   before the work queued after them;
@@ -178,6 +180,42 @@ def test_deterministic_broadcast_dbias_is_bitwise_and_right():
     _, want = math_reference(q, q, q, do, bias, False, False, None, None)
     assert runs[0].dbias.shape == bias.shape
     assert rel(runs[0].dbias, want[3]) <= TOL[torch.bfloat16]
+
+
+@pytest.mark.parametrize("deterministic", [False, True], ids=["fastest", "deterministic"])
+def test_sinks_match_the_cpu_engine_and_deterministic_dsink_repeats(deterministic):
+    """Per-head sinks with dSink on CUDA against rime's CPU engine on the same values:
+    bottom-right causal with kv_len < q_len under a padding mask, so that some rows attend to the
+    sink alone (O = 0, Stats = sink) and some are padded (Stats = +inf). dSink is summed in a
+    fixed order on every route, so the deterministic runs repeat bit for bit."""
+    torch.manual_seed(6)
+    b, h, sq, skv, d = 2, 4, 96, 64, 64
+    q = torch.randn((b, h, sq, d), device=DEV, dtype=torch.bfloat16)
+    k, v = (torch.randn((b, h, skv, d), device=DEV, dtype=torch.bfloat16) for _ in range(2))
+    do = torch.randn_like(q)
+    sink = torch.randn(h, device=DEV) + 2.0
+    lens = (torch.tensor([96, 50], dtype=torch.int32), torch.tensor([40, 64], dtype=torch.int32))
+    kw = dict(causal=True, causal_alignment="bottom_right")
+    gpu = dict(kw, sink=sink, seq_lens=tuple(x.to(DEV) for x in lens))
+    cpu = dict(kw, sink=sink.cpu(), seq_lens=lens)
+    o, stats = rime.sdpa(q, k, v, **gpu)
+    want_o, want_stats = rime.sdpa(q.cpu(), k.cpu(), v.cpu(), **cpu)
+    tol = TOL[torch.bfloat16]
+    assert rel(o.cpu(), want_o) <= tol
+    assert torch.equal(torch.isinf(stats.cpu()), torch.isinf(want_stats))
+    kept = torch.isfinite(want_stats)
+    assert rel(stats.cpu()[kept], want_stats[kept]) <= 1e-5
+    runs = [rime.sdpa_backward(q, k, v, o, do, stats, dsink=True, deterministic=deterministic,
+                               **gpu) for _ in range(3 if deterministic else 1)]
+    want = rime.sdpa_backward(q.cpu(), k.cpu(), v.cpu(), o.cpu(), do.cpu(), stats.cpu(),
+                              dsink=True, **cpu)
+    names = ("dq", "dk", "dv", "dsink")
+    for name in names:
+        got, exp = getattr(runs[0], name).cpu(), getattr(want, name)
+        assert rel(got, exp) <= tol, f"{name}: {rel(got, exp):.3g}"
+    for g in runs[1:]:
+        for name in names:
+            assert torch.equal(getattr(runs[0], name), getattr(g, name)), name
 
 
 def test_bshd_and_packed_qkv_strides_run_in_place():

@@ -35,7 +35,6 @@ pub(super) fn check(ctx: &NodeCtx<'_>, kernel: Option<&KernelConfig>) -> Vec<Rej
     limits(ctx, &mut out);
     strides(ctx, &mut out);
     features(ctx, &mut out);
-    determinism(ctx, &mut out);
     out
 }
 
@@ -207,14 +206,15 @@ fn features(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
             ),
         );
     }
-    let sink_port = [Port::Sink, Port::DSink]
-        .into_iter()
-        .find(|&p| ctx.node.port(p).is_some());
-    if let Some(port) = sink_port {
+    // The kernels read the sink logits from their buffer (sdpa_fwd.cu, bwd_preprocess.cu).
+    if ctx
+        .tensor(Port::Sink)
+        .is_some_and(|t| t.pass_by_value.is_some())
+    {
         out.push(Rejection::new(
             ReasonCode::Sm120Sink,
-            ctx.port(port),
-            "the SM120 kernels do not implement attention sinks",
+            ctx.port(Port::Sink),
+            "the sink is passed by value; the kernels read it from device memory",
         ));
     }
     let scale_tensor = ctx
@@ -249,19 +249,5 @@ fn features(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
             )
             .limit("compute data type", found, DataType::F32),
         );
-    }
-}
-
-/// Determinism rules that hold for every route.
-fn determinism(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
-    if !(ctx.is_backward() && ctx.options().deterministic) {
-        return;
-    }
-    if ctx.has(Port::DSink) {
-        out.push(Rejection::new(
-            ReasonCode::Sm120DeterministicDsink,
-            ctx.port(Port::DSink),
-            "deterministic dSink: the sum over batches and rows uses fp32 atomics",
-        ));
     }
 }

@@ -7,7 +7,8 @@
 //! `dbias_accum` f32 with dBias's element count when the bias broadcasts over batch or heads
 //! (atomic, relay), or instead
 //! `dbias_partials` f32 B*Hq*Sq*Skv (ordered_dbias: one dBias-sized slice per broadcast (batch,
-//! head)); `dsink_accum` f32 Hq when dSink is requested. ordered_dbias has relay's dQ regions.
+//! head)); `dsink_rows` f32 B*Hq*Sq when dSink is requested (each row's term, summed per head
+//! in a fixed order). ordered_dbias has relay's dQ regions.
 
 use rime_graph::{Port, SdpaShape};
 
@@ -97,12 +98,12 @@ pub fn backward_workspace(
         None => {}
     }
     if needs.dsink {
-        w.push(K::DsinkAccum, 4, count(s.hq, K::DsinkAccum)?)?;
+        w.push(K::DsinkRows, 4, product(&[s.b, s.hq, s.sq], K::DsinkRows)?)?;
     }
     Ok(w)
 }
 
-/// The workspace needs of a node (broadcast dBias accumulator, dSink accumulator).
+/// The workspace needs of a node (broadcast dBias accumulator, dSink row terms).
 pub(super) fn needs(ctx: &crate::rules::NodeCtx<'_>) -> WorkspaceNeeds {
     let reduces = ctx.bias_broadcast().is_some_and(|b| b.reduces());
     let dbias = ctx
@@ -167,7 +168,10 @@ mod tests {
             full.region(RegionKind::DbiasAccum).unwrap().bytes,
             32_000_000
         );
-        assert_eq!(full.region(RegionKind::DsinkAccum).unwrap().bytes, 32);
+        assert_eq!(
+            full.region(RegionKind::DsinkRows).unwrap().bytes,
+            2 * 8 * 1000 * 4
+        );
         for r in full.regions() {
             assert_eq!(r.offset % 256, 0);
         }

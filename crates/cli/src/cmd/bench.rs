@@ -96,6 +96,7 @@ fn shape_case(
         bias,
         io,
         deterministic,
+        sink: false,
     })
 }
 

@@ -57,7 +57,8 @@ pub fn run(
         args.repeats, target.name
     ))?;
     let mut write_err = None;
-    let results = determinism::run(dev, &target, args.small, args.repeats, |c| {
+    let filter = args.filter.as_deref();
+    let results = determinism::run(dev, &target, args.small, filter, args.repeats, |c| {
         for l in rows(c, args.repeats) {
             if let Err(e) = emit(&l) {
                 write_err.get_or_insert(e);

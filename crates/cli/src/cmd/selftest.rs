@@ -16,7 +16,7 @@ pub struct SelftestArgs {
     /// Small shapes only (for compute-sanitizer runs); still reaches every kernel.
     #[arg(long)]
     pub small: bool,
-    /// Run only cases whose name contains this text.
+    /// Run only cases whose name contains this text (the sweep's and `--determinism`'s).
     #[arg(long)]
     pub filter: Option<String>,
     /// Also write the report to this file.

@@ -129,6 +129,10 @@ abi_struct! {
         seq_q: TensorRef,
         /// i32 KV sequence lengths of the padding mask.
         seq_kv: TensorRef,
+        /// f32 (1, Hq, 1, 1) sink logits, indexed by the head stride (ptr 0: no sink).
+        sink: TensorRef,
+        /// f32 (1, Hq, 1, 1) dSink, indexed by the head stride.
+        dsink: TensorRef,
         /// Workspace: f32 delta `[B][Hq][Sq]`.
         delta: u64,
         /// Workspace: f32 dQ accumulator `[B][Hq][Sq][Dqk]` (atomic, relay).
@@ -143,6 +147,8 @@ abi_struct! {
         relay: u64,
         /// Workspace: io dS `[B][Hq][Sq][round_up(Skv, RIME_DS_PITCH)]` (0 unless two_kernel).
         ds: u64,
+        /// Workspace: f32 dSink terms `[B][Hq][Sq]`, one per query row (0 unless dSink).
+        dsink_rows: u64,
         /// B.
         batch: i32,
         /// Query heads.
@@ -272,8 +278,8 @@ mod tests {
             let check = format!("&v.{field} - base != {offset})");
             assert!(k.contains(&check), "missing: {check}");
         }
-        // One test per field: 4 in TensorRef, 39 in AttnParams, 11 in ConvertParams.
-        assert_eq!(k.matches("asm volatile(\"trap;\")").count(), 4 + 39 + 11);
+        // One test per field: 4 in TensorRef, 42 in AttnParams, 11 in ConvertParams.
+        assert_eq!(k.matches("asm volatile(\"trap;\")").count(), 4 + 42 + 11);
         assert!(offset_check_kernel(1).contains(&format!(
             "&v.batch - base != {})",
             std::mem::offset_of!(AttnParams, batch) + 1

@@ -33,17 +33,21 @@ pub enum KernelFile {
     /// dbias_reduce.cu: a broadcast bias's dBias summed in order from the dS workspace
     /// (two_kernel route).
     DbiasReduce,
+    /// dsink_reduce.cu: dSink, the preprocess kernel's row terms summed per head in a fixed
+    /// order (every route).
+    DsinkReduce,
 }
 
 impl KernelFile {
     /// Every kernel file.
-    pub const ALL: [KernelFile; 6] = [
+    pub const ALL: [KernelFile; 7] = [
         Self::Forward,
         Self::Preprocess,
         Self::BwdMain,
         Self::Convert,
         Self::DqGemm,
         Self::DbiasReduce,
+        Self::DsinkReduce,
     ];
 
     /// File name under crates/engines/kernels/.
@@ -55,6 +59,7 @@ impl KernelFile {
             Self::Convert => "convert.cu",
             Self::DqGemm => "dq_gemm.cu",
             Self::DbiasReduce => "dbias_reduce.cu",
+            Self::DsinkReduce => "dsink_reduce.cu",
         }
     }
 
@@ -67,6 +72,7 @@ impl KernelFile {
             Self::Convert => "rime_convert",
             Self::DqGemm => "rime_dq_gemm",
             Self::DbiasReduce => "rime_dbias_reduce",
+            Self::DsinkReduce => "rime_dsink_reduce",
         }
     }
 
@@ -78,6 +84,7 @@ impl KernelFile {
             Self::Convert => include_str!("../../kernels/convert.cu"),
             Self::DqGemm => include_str!("../../kernels/dq_gemm.cu"),
             Self::DbiasReduce => include_str!("../../kernels/dbias_reduce.cu"),
+            Self::DsinkReduce => include_str!("../../kernels/dsink_reduce.cu"),
         }
     }
 
@@ -250,7 +257,12 @@ impl KernelBuild {
         Self::elementwise(KernelFile::DbiasReduce, io)
     }
 
-    /// A grid-stride kernel of CONVERT_THREADS threads without shared memory or tiles.
+    /// dSink summed per head from the preprocess kernel's row terms.
+    pub fn dsink_reduce(io: IoType) -> Self {
+        Self::elementwise(KernelFile::DsinkReduce, io)
+    }
+
+    /// A kernel of CONVERT_THREADS threads without dynamic shared memory or tiles.
     fn elementwise(file: KernelFile, io: IoType) -> Self {
         Self {
             file,
@@ -271,7 +283,7 @@ impl KernelBuild {
     }
 
     /// Every specialization a table entry can need (what the fitness test compiles); the
-    /// auxiliary preprocess and convert kernels come with each `BackwardMain` entry.
+    /// auxiliary preprocess, convert and reduction kernels come with each `BackwardMain` entry.
     pub fn all_for(k: &'static KernelConfig) -> Vec<Self> {
         let mut v = Vec::new();
         for io in [IoType::Bf16, IoType::F16] {
@@ -294,6 +306,7 @@ impl KernelBuild {
                     v.push(Self::preprocess(k, io));
                     v.push(Self::convert(io));
                     v.push(Self::dbias_reduce(io));
+                    v.push(Self::dsink_reduce(io));
                 }
                 KernelRole::DqGemm => v.push(Self::dq_gemm(k, io)),
             }

@@ -78,6 +78,7 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
             convert,
             dq_gemm,
             dbias_reduce,
+            dsink_reduce,
         } => {
             assert_built_from(&main, kernel, what);
             assert_eq!(preprocess.entry, Some(kernel.name), "{what}");
@@ -106,6 +107,13 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
                     "{what}"
                 );
             }
+            // The dSink reduction, and its row terms in the workspace, exactly with dSink.
+            assert_eq!(dsink_reduce.is_some(), p.dsink, "{what}");
+            assert_eq!(
+                approved.workspace().region(RegionKind::DsinkRows).is_some(),
+                p.dsink,
+                "{what}"
+            );
             2
         }
     }

@@ -1,6 +1,7 @@
 //! The sm120 plan: exactly the kernels an approved configuration names — the forward kernel of
 //! a forward node, or a backward chain preprocess -> main -> (atomic, relay: dQ convert |
-//! two_kernel: dQ GEMM) [-> dBias convert] — compiled, loaded and kept, with the launch
+//! two_kernel: dQ GEMM) [-> dBias convert | reduction] [-> dSink reduction] — compiled, loaded
+//! and kept, with the launch
 //! parameters derived from the approved [`SdpaProblem`] by checked conversions and the
 //! workspace regions at the analyzer's offsets.
 
@@ -76,6 +77,8 @@ pub(crate) enum Chain<K> {
         dq_gemm: Option<K>,
         /// A broadcast bias's dBias summed from the dS workspace (two_kernel).
         dbias_reduce: Option<K>,
+        /// dSink summed from the preprocess kernel's row terms (every route).
+        dsink_reduce: Option<K>,
     },
 }
 
@@ -93,12 +96,14 @@ impl<K> Chain<K> {
                 convert,
                 dq_gemm,
                 dbias_reduce,
+                dsink_reduce,
             } => [
                 Some(preprocess),
                 Some(main),
                 dq_gemm.as_ref(),
                 Some(convert),
                 dbias_reduce.as_ref(),
+                dsink_reduce.as_ref(),
             ]
             .into_iter()
             .flatten()
@@ -118,12 +123,14 @@ impl<K> Chain<K> {
                 convert,
                 dq_gemm,
                 dbias_reduce,
+                dsink_reduce,
             } => Chain::Backward {
                 preprocess: f(preprocess)?,
                 main: f(main)?,
                 convert: f(convert)?,
                 dq_gemm: dq_gemm.as_ref().map(&mut f).transpose()?,
                 dbias_reduce: dbias_reduce.as_ref().map(&mut f).transpose()?,
+                dsink_reduce: dsink_reduce.as_ref().map(&mut f).transpose()?,
             },
         })
     }
@@ -202,6 +209,7 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
         convert: KernelBuild::convert(io),
         dq_gemm,
         dbias_reduce: dbias_from_ds(p, route).then(|| KernelBuild::dbias_reduce(io)),
+        dsink_reduce: p.dsink.then(|| KernelBuild::dsink_reduce(io)),
     })
 }
 
@@ -245,6 +253,8 @@ pub(crate) struct PortAddresses {
     pub(crate) dk: u64,
     pub(crate) dv: u64,
     pub(crate) dbias: u64,
+    pub(crate) sink: u64,
+    pub(crate) dsink: u64,
 }
 
 impl PortAddresses {
@@ -264,6 +274,8 @@ impl PortAddresses {
             Port::DK => &mut self.dk,
             Port::DV => &mut self.dv,
             Port::DBias => &mut self.dbias,
+            Port::Sink => &mut self.sink,
+            Port::DSink => &mut self.dsink,
             _ => return None,
         })
     }
@@ -335,6 +347,8 @@ impl Sm120Plan {
         bind(&mut params.dk, Port::DK, a.dk)?;
         bind(&mut params.dv, Port::DV, a.dv)?;
         bind(&mut params.dbias, Port::DBias, a.dbias)?;
+        bind(&mut params.sink, Port::Sink, a.sink)?;
+        bind(&mut params.dsink, Port::DSink, a.dsink)?;
         if p.padding {
             bind(&mut params.seq_q, Port::SeqLenQ, a.seq_q)?;
             bind(&mut params.seq_kv, Port::SeqLenKv, a.seq_kv)?;
@@ -350,6 +364,7 @@ impl Sm120Plan {
         params.dbias_parts = region(RegionKind::DbiasPartials);
         params.relay = region(RegionKind::RelayCounters);
         params.ds = region(RegionKind::DScores);
+        params.dsink_rows = region(RegionKind::DsinkRows);
         Ok(params)
     }
 
@@ -387,6 +402,7 @@ impl Sm120Plan {
                 convert,
                 dq_gemm,
                 dbias_reduce,
+                dsink_reduce,
             } => {
                 let k = config_of(&main.build)?;
                 let hk = grid_dim("Hk", s.hk, GRID_YZ)?;
@@ -402,7 +418,7 @@ impl Sm120Plan {
                 );
                 // SAFETY (every launch below): each function comes from its build; the caller
                 // vouches for the addresses, and the workspace holds the analyzer's layout for
-                // this route. The stream orders preprocess -> main -> dQ -> dBias.
+                // this route. The stream orders preprocess -> main -> dQ -> dBias -> dSink.
                 unsafe {
                     launch_attn(dev, preprocess, pre_grid, &params)?;
                     launch_attn(dev, main, main_grid, &params)?;
@@ -470,6 +486,10 @@ impl Sm120Plan {
                             grid_dim("bias batch", bias.batch, GRID_YZ)?,
                         );
                         launch_attn(dev, reduce, grid, &params)?;
+                    }
+                    // dSink: one block per head sums the preprocess kernel's row terms.
+                    if let Some(reduce) = dsink_reduce {
+                        launch_attn(dev, reduce, (grid_dim("Hq", s.hq, GRID_X)?, 1, 1), &params)?;
                     }
                 }
             }
