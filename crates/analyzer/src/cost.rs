@@ -8,8 +8,10 @@
 //!   halved for a causal mask without a window; SM120 kernels pay for their envelope (padded
 //!   head dims do full-width math).
 //! - Bytes: every bound tensor once, plus route traffic: the f32 dQ accumulator is zeroed,
-//!   written back once (the reductions themselves land in L2) and read by the convert kernel
-//!   (atomic, relay).
+//!   written back once and read by the convert kernel (atomic, relay); the atomic route's
+//!   reductions (one partial per KV tile, halved for a causal mask) count at
+//!   [`DQ_REDUCTION_BANDWIDTH`] of the bandwidth, which is what makes atomic lose to two_kernel
+//!   at d256 (32-row KV tiles).
 //! - two_kernel adds [`TWO_KERNEL_NET`] of its separate dQ pass, estimated on its own: the dS
 //!   round trip (written by the main kernel, read back) at the bandwidth plus the dQ GEMM's
 //!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate, never halved for a causal mask (the
@@ -57,6 +59,14 @@ pub const RELAY_PENALTY: f64 = 0.33;
 /// that shows in its total time: its main kernel skips the dQ product and reductions, which
 /// pays for the rest.
 pub const TWO_KERNEL_NET: f64 = 0.3;
+/// Share of the target's memory bandwidth at which the atomic route absorbs its f32 dQ partial
+/// sums: every KV-tile block adds its partial of every Q row it reaches (16-byte
+/// `red.global.add`), so the traffic is the dQ accumulator times the KV tiles (halved for a
+/// causal mask). From the H200, 2026-12-03 (call B, docs/gpu-runs/2026-12-03-d256): the d256
+/// kernel's 32-row KV tiles make 8.6 GB of such reductions at b4 h16 s2048, and its atomic
+/// route took 6.04 ms where two_kernel took 4.30; 0.5 ranks two_kernel first on every d256 row
+/// (0.3, the whole atomic time taken as reduction, also flips near-tied causal d64 rows).
+pub const DQ_REDUCTION_BANDWIDTH: f64 = 0.5;
 /// Fixed cost of one kernel launch, seconds.
 pub const LAUNCH_SECONDS: f64 = 5e-6;
 /// Shared memory the driver reserves per block on sm_80 and newer, bytes.
@@ -92,6 +102,9 @@ pub struct CostEstimate {
     pub flops: f64,
     /// Bytes moved.
     pub bytes: f64,
+    /// Bytes of f32 dQ partial sums reduced into the accumulator (atomic route), counted at
+    /// [`DQ_REDUCTION_BANDWIDTH`] of the bandwidth beside `bytes`.
+    pub reduction_bytes: f64,
     /// Arithmetic rate assumed, FLOP/s.
     pub rate: f64,
     /// Bandwidth assumed, B/s.
@@ -149,7 +162,8 @@ pub fn estimate(
     // The band as the engines see it: a bound beyond the sequences masks nothing.
     let band = crate::problem::ProblemShape::of(shape)
         .map(|p| crate::Band::normalized(&node.options, p.sq, p.skv));
-    if band.is_some_and(|b| b.right == Some(0) && b.left.is_none()) {
+    let causal = band.is_some_and(|b| b.right == Some(0) && b.left.is_none());
+    if causal {
         flops *= 0.5;
     }
     let mut bytes = tensor_bytes(graph, node) + route_bytes(config);
@@ -171,7 +185,9 @@ pub fn estimate(
         _ => (0.0, 1.0),
     };
     let compute = flops / (rate * utilization).max(1.0);
-    let memory = bytes / bandwidth.max(1.0);
+    let reduction_bytes = dq_reduction_bytes(config, shape, causal);
+    let memory = bytes / bandwidth.max(1.0)
+        + reduction_bytes / (bandwidth * DQ_REDUCTION_BANDWIDTH).max(1.0);
     let bound = if compute >= memory {
         Bound::Compute
     } else {
@@ -201,6 +217,7 @@ pub fn estimate(
         seconds,
         flops,
         bytes,
+        reduction_bytes,
         rate,
         bandwidth,
         bound,
@@ -234,6 +251,19 @@ fn region_bytes(config: &EngineConfig, kind: RegionKind) -> f64 {
 /// square root of the turns per Q tile for smaller ones.
 pub fn relay_penalty(kernel: &KernelConfig) -> f64 {
     RELAY_PENALTY * (128.0 / f64::from(kernel.block_kv.max(1))).sqrt()
+}
+
+/// Bytes of f32 dQ partial sums the atomic route reduces into its accumulator: one
+/// accumulator's worth per KV tile, half of it under a causal mask. Relay and ordered_dbias make
+/// the same reductions, but their [`RELAY_PENALTY`] was fitted to their time over the atomic
+/// estimate without this term, so it already carries them (0 for them, two_kernel and the CPU).
+fn dq_reduction_bytes(config: &EngineConfig, shape: &SdpaShape, causal: bool) -> f64 {
+    let (Some(Route::Atomic), Some(k)) = (config.route, config.kernel) else {
+        return 0.0;
+    };
+    let tiles = (shape.skv as f64 / f64::from(k.block_kv.max(1))).ceil();
+    let share = if causal { 0.5 } else { 1.0 };
+    region_bytes(config, RegionKind::DqAccum) * tiles * share
 }
 
 /// Traffic of the route's workspace beyond writing it once, overlapped with the main kernel

@@ -206,6 +206,13 @@ fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, de
         human_bytes(e.bytes as u64),
         e.bandwidth / 1e9
     )];
+    if e.reduction_bytes > 0.0 {
+        parts.push(format!(
+            "{} of dQ reductions at {:.0} GB/s",
+            human_bytes(e.reduction_bytes as u64),
+            e.bandwidth * crate::cost::DQ_REDUCTION_BANDWIDTH / 1e9
+        ));
+    }
     if e.blocks > 0 {
         parts.push(format!(
             "{} blocks, {:.0}% wave utilisation",
