@@ -64,9 +64,12 @@ pub const TWO_KERNEL_NET: f64 = 0.3;
 /// `red.global.add`), so the traffic is the dQ accumulator times the KV tiles (halved for a
 /// causal mask). From the H200, 2026-12-03 (call B, docs/gpu-runs/2026-12-03-d256): the d256
 /// kernel's 32-row KV tiles make 8.6 GB of such reductions at b4 h16 s2048, and its atomic
-/// route took 6.04 ms where two_kernel took 4.30; 0.5 ranks two_kernel first on every d256 row
-/// (0.3, the whole atomic time taken as reduction, also flips near-tied causal d64 rows).
-pub const DQ_REDUCTION_BANDWIDTH: f64 = 0.5;
+/// route took 6.04 ms where two_kernel took 4.30. 0.6 ranks two_kernel first on every d256 row
+/// (1.17-1.43x faster than atomic there, call D); 0.5 also moved the per-batch-bias 192/128 rows
+/// (non-causal 1.10x faster, causal 0.90x: a miss), 0.3 (the whole atomic time taken as
+/// reduction) near-tied causal d64 rows. One near tie moves at any value: b8 s1024 d64 with a
+/// per-batch bias and causal mask, where two_kernel took 0.609 ms against atomic's 0.540.
+pub const DQ_REDUCTION_BANDWIDTH: f64 = 0.6;
 /// Fixed cost of one kernel launch, seconds.
 pub const LAUNCH_SECONDS: f64 = 5e-6;
 /// Shared memory the driver reserves per block on sm_80 and newer, bytes.
