@@ -119,12 +119,9 @@ fn converting_every_real_dump_to_rime_and_back_is_a_fixed_point() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The real dumps the CPU engine does not take, and why: Philox dropout (CPU001), which it
-/// does not implement.
-const CPU_REFUSED: [(&str, &str); 2] = [
-    ("bwd_dropout.build_plans.json", "CPU001"),
-    ("fwd_padding_dropout.build_plans.json", "CPU001"),
-];
+/// The real dumps the CPU engine does not take, and why: none since it runs Philox dropout
+/// (`bwd_dropout`, `fwd_padding_dropout` were refused with CPU001 before).
+const CPU_REFUSED: [(&str, &str); 0] = [];
 
 /// The FNV-1a (64 bits) of `bytes`, as `rime run --json` defines its checksum.
 fn fnv1a64(bytes: &[u8]) -> String {
@@ -211,7 +208,7 @@ fn running_every_real_dump_computes_what_its_native_twin_does() {
     }
     assert_eq!(
         (ran, refused),
-        (35, 2),
+        (37, 0),
         "dumps run and refused on the CPU engine"
     );
     let _ = std::fs::remove_dir_all(&dir);
