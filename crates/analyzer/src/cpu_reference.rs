@@ -20,7 +20,10 @@ pub(crate) fn check(ctx: &NodeCtx<'_>) -> ConfigReport {
     // written, as floating-point numbers.
     for (port, what) in [
         (Port::DropoutMask, "reads a floating-point Dropout_mask"),
-        (Port::RngDump, "writes RNG_DUMP (the 0 / 1 keep mask) as floating-point"),
+        (
+            Port::RngDump,
+            "writes RNG_DUMP (the 0 / 1 keep mask) as floating-point",
+        ),
     ] {
         let Some(id) = ctx.node.port(port) else {
             continue;

@@ -57,7 +57,10 @@ impl PhiloxDropout {
 
     fn key(&self) -> [u32; 2] {
         let [a, b, c, d, e, f, g, h] = self.seed.to_le_bytes();
-        [u32::from_le_bytes([a, b, c, d]), u32::from_le_bytes([e, f, g, h])]
+        [
+            u32::from_le_bytes([a, b, c, d]),
+            u32::from_le_bytes([e, f, g, h]),
+        ]
     }
 
     /// The counter of linear score index `index`: offset * 2^64 + floor(index / 4).

@@ -5,7 +5,7 @@
 
 use rime_engines::cpu::{
     AttentionInputs, BackwardInputs, BackwardOutputs, Band, Dropout, ForwardOutputs, HostSlice,
-    HostSliceMut, PhiloxDropout, Problem, Real, ProblemShape, SeqLens, TensorMut, TensorRef, View4,
+    HostSliceMut, PhiloxDropout, Problem, ProblemShape, Real, SeqLens, TensorMut, TensorRef, View4,
 };
 
 /// Deterministic xorshift numbers in [-1, 1).
