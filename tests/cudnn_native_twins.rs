@@ -265,8 +265,9 @@ fn cpu_refusals(graph: &Graph) -> Vec<String> {
     codes
 }
 
-/// Philox dropout is what the CPU engine does not implement; a dump it refuses for any other
-/// reason is a reader bug (a port or option the lowering left behind).
+/// A Dropout_mask or RNG_DUMP of a non-floating type is what the CPU engine does not take
+/// (it runs Philox dropout); a dump it refuses for any other reason is a reader bug (a port or
+/// option the lowering left behind).
 const CPU_GAPS: [&str; 1] = ["CPU001"];
 
 #[test]

@@ -1,9 +1,9 @@
 //! The CPU reference engine's support surface.
 //!
-//! It implements everything in the graph model except Philox dropout (probability, Seed,
-//! Offset, RNG_DUMP): forward and backward, bias with any broadcast and dBias, every mask,
-//! padding, ALiBi, GQA/MQA, Dqk != Dv, sink and dSink, dropout with a given floating-point
-//! mask, any strides, ragged (THD) Q, K, V, O, dO, Stats, dQ, dK and dV (offsets checked at
+//! It implements everything in the graph model except a Dropout_mask or RNG_DUMP of a
+//! non-floating type: forward and backward, bias with any broadcast and dBias, every mask,
+//! padding, ALiBi, GQA/MQA, Dqk != Dv, sink and dSink, Philox dropout (probability, Seed,
+//! Offset, RNG_DUMP) and dropout with a given floating-point mask, any strides, ragged (THD) Q, K, V, O, dO, Stats, dQ, dK and dV (offsets checked at
 //! execution), f16 and bf16 io. It is deterministic by construction (fixed summation order)
 //! and declares no device workspace (its scratch is host memory it allocates itself).
 
@@ -16,28 +16,23 @@ use crate::{EngineKind, ReasonCode, Rejection, WorkspaceLayout};
 /// The CPU reference engine's verdict on one node.
 pub(crate) fn check(ctx: &NodeCtx<'_>) -> ConfigReport {
     let mut rejections = Vec::new();
-    // Dropout with a given floating-point mask runs; the Philox stream (probability, Seed,
-    // Offset) and its RNG_DUMP do not.
-    if ctx.options().dropout_probability.is_some() {
-        rejections.push(Rejection::new(
-            ReasonCode::CpuDropout,
-            ctx.subject(),
-            "the CPU reference engine does not implement Philox dropout (dropout_probability); \
-             a given Dropout_mask is supported",
-        ));
-    } else if ctx.has(Port::RngDump) {
-        rejections.push(Rejection::new(
-            ReasonCode::CpuDropout,
-            ctx.port(Port::RngDump),
-            "the CPU reference engine does not implement RNG_DUMP",
-        ));
-    }
-    if let Some(id) = ctx.node.port(Port::DropoutMask) {
+    // Philox dropout and a floating-point Dropout_mask run; masks are read, and the dump
+    // written, as floating-point numbers.
+    for (port, what) in [
+        (Port::DropoutMask, "reads a floating-point Dropout_mask"),
+        (
+            Port::RngDump,
+            "writes RNG_DUMP (the 0 / 1 keep mask) as floating-point",
+        ),
+    ] {
+        let Some(id) = ctx.node.port(port) else {
+            continue;
+        };
         if let Some(dt) = ctx.graph.data_type(id).filter(|d| !d.is_float()) {
             rejections.push(Rejection::new(
                 ReasonCode::CpuDropout,
-                ctx.port(Port::DropoutMask),
-                format!("the CPU reference engine reads a floating-point Dropout_mask, not {dt}"),
+                ctx.port(port),
+                format!("the CPU reference engine {what}, not {dt}"),
             ));
         }
     }

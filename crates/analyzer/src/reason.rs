@@ -472,15 +472,17 @@ reason_codes! {
     TargetArchTooOld = "TGT002", Target;
 
     // ---------------------------------------------------------------- cpu reference
-    /// The CPU reference engine does not implement Philox dropout (a probability with Seed and
-    /// Offset), RNG_DUMP, or a dropout mask of a non-floating type.
+    /// The CPU reference engine reads a Dropout_mask, or writes an RNG_DUMP, of a non-floating
+    /// type.
     ///
-    /// Why: a bit-exact Philox stream matching the GPU engines is out of the reference's scope,
-    /// and its host buffers hold floating-point and i32 / i64 elements only; a floating-point
-    /// Dropout_mask (with Dropout_scale, and Dropout_scale_inv in a backward) is supported.
+    /// Why: its dropout multiplies the probabilities by the mask's values, which it reads as
+    /// floating-point numbers, and it writes the RNG_DUMP keep mask as 0.0 / 1.0 into a
+    /// floating-point tensor; an integer or bool tensor is neither. Philox dropout (a
+    /// probability with Seed and Offset) and a floating-point Dropout_mask (with
+    /// Dropout_scale, and Dropout_scale_inv in a backward) are supported.
     ///
-    /// Fix: give the dropout as a floating-point Dropout_mask, or remove dropout to check the
-    /// rest of the graph on the CPU.
+    /// Fix: give the Dropout_mask, or the RNG_DUMP, a floating-point type (f16, bf16, f32 or
+    /// f64).
     CpuDropout = "CPU001", CpuReference;
     /// Retired, never reported: the CPU reference engine did not implement ragged (THD)
     /// layouts.

@@ -119,12 +119,13 @@ fn converting_every_real_dump_to_rime_and_back_is_a_fixed_point() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The real dumps the CPU engine does not take, and why: Philox dropout (CPU001), which it
-/// does not implement.
-const CPU_REFUSED: [(&str, &str); 2] = [
-    ("bwd_dropout.build_plans.json", "CPU001"),
-    ("fwd_padding_dropout.build_plans.json", "CPU001"),
-];
+/// The real dumps the CPU engine does not take, and why: none since it runs Philox dropout
+/// (`bwd_dropout`, `fwd_padding_dropout` were refused with CPU001 before).
+const CPU_REFUSED: [(&str, &str); 0] = [];
+
+/// The real dumps with padded query rows (sequence lengths below Sq), whose Stats hold +inf
+/// there.
+const PADDED_ROWS: [&str; 1] = ["fwd_padding_dropout.build_plans.json"];
 
 /// The FNV-1a (64 bits) of `bytes`, as `rime run --json` defines its checksum.
 fn fnv1a64(bytes: &[u8]) -> String {
@@ -205,13 +206,16 @@ fn running_every_real_dump_computes_what_its_native_twin_does() {
                 Some(fnv1a64(tensor.data()).as_str()),
                 "{dump}: {tensor_name}"
             );
-            assert_eq!(o["non_finite"], 0, "{dump}: {tensor_name}");
+            // Padded query rows get Stats = +inf (docs/cpu-engine.md, Conventions).
+            if !(PADDED_ROWS.contains(&name) && tensor_name.ends_with("Stats")) {
+                assert_eq!(o["non_finite"], 0, "{dump}: {tensor_name}");
+            }
         }
         ran += 1;
     }
     assert_eq!(
         (ran, refused),
-        (35, 2),
+        (37, 0),
         "dumps run and refused on the CPU engine"
     );
     let _ = std::fs::remove_dir_all(&dir);

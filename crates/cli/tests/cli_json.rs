@@ -169,7 +169,7 @@ fn run_json_is_a_document_whatever_the_outcome() {
         (
             vec![
                 "run",
-                "tests/fixtures/unsupported/cpu001_smx003_dropout_philox.json",
+                "tests/fixtures/unsupported/cpu001_dropout_mask_i32.json",
             ],
             "unsupported",
         ),

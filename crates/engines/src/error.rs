@@ -80,6 +80,13 @@ pub enum EngineError {
         /// Tensor name.
         tensor: String,
     },
+    /// A problem draws its dropout mask from a Philox stream and is also given a
+    /// `Dropout_mask`.
+    #[error("tensor '{tensor_}' is a Dropout_mask, but the problem draws its mask from a Philox stream (Seed, Offset); give one of them", tensor_ = rime_graph::shown(.tensor))]
+    DropoutMaskWithPhilox {
+        /// The mask tensor's name.
+        tensor: String,
+    },
     /// A buffer's element type differs from the tensor's.
     #[error("tensor '{tensor_}' is {expected}, but its buffer holds {actual}", tensor_ = rime_graph::shown(.tensor))]
     DataTypeMismatch {

@@ -137,5 +137,7 @@ per_option!(
     strided_bshd_padded,
     dropout_mask,
     dropout_broadcast_mask_causal,
+    dropout_philox,
+    dropout_philox_causal_padding,
     everything,
 );

@@ -109,7 +109,7 @@ fn backward_head<A: Real>(
         v,
     } = p.head_operands::<A>(&x.attn, slopes, b, h)?;
     let mut g = HeadGrads::zeros(&s, want_dbias)?;
-    let dropout = p.dropout.zip(x.attn.dropout_mask.as_ref());
+    let dropout = p.dropout.zip(p.mask_source(&x.attn));
     let mut t = Scratch::default();
     for i0 in (0..mask.q_len).step_by(BLOCK_Q) {
         let rows = i0..(i0 + BLOCK_Q).min(mask.q_len);
@@ -172,7 +172,7 @@ fn backward_head<A: Real>(
                 Some((d, dm)) => {
                     t.dropped.clear();
                     t.dropped.extend_from_slice(&t.p);
-                    drop_out(&at, dm, A::of_f64(d.scale), &mut t.dropped, &mut t.row);
+                    drop_out(&at, &dm, A::of_f64(d.scale), &mut t.dropped, &mut t.row);
                     &t.dropped
                 }
                 None => &t.p,
@@ -198,7 +198,7 @@ fn backward_head<A: Real>(
             // products by 1 round to themselves).
             let (r, r_inv) = match dropout {
                 Some((d, dm)) => {
-                    drop_out(&at, dm, A::one(), &mut t.ds, &mut t.row);
+                    drop_out(&at, &dm, A::one(), &mut t.ds, &mut t.row);
                     (A::of_f64(d.scale), A::of_f64(d.scale_inv))
                 }
                 None => (A::one(), A::one()),

@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind, SdpaProblem, TensorSpec};
-use rime_graph::{DataType, Graph, NodeId, OpKind, Port, Sequence, TensorId};
+use rime_graph::{DataType, Graph, NodeId, OpKind, Port, Scalar, Sequence, TensorId};
 
 use super::layout::{HostSliceMut, TensorMut, TensorRef, View4};
 use super::problem::{
     AttentionInputs, BackwardInputs, BackwardOutputs, Dropout, ForwardOutputs, Problem, SeqLens,
 };
 use super::ragged::Ragged;
-use super::{backward, forward, memory};
+use super::{backward, forward, memory, rng_dump, PhiloxDropout};
 use crate::{
     check_workspace, expect_engine, Binding, Buffer, Engine, EngineError, HostBuffer, HostData,
     HostDataMut, MemoryLocation, MemoryNeeds, Plan, PlanTensors, VariantPack, Workspace,
@@ -92,6 +92,8 @@ pub struct CpuPlan {
     config: EngineConfig,
     spec: SdpaProblem,
     problem: Problem,
+    /// Philox dropout's probability (Seed and Offset are read at execution).
+    dropout_probability: Option<f32>,
     precision: Precision,
     tensors: PlanTensors,
 }
@@ -172,6 +174,7 @@ impl CpuPlan {
             node: approved.node_id(),
             config: approved.config().clone(),
             precision,
+            dropout_probability: approved.node().options.dropout_probability,
             spec,
             problem,
             graph,
@@ -274,6 +277,42 @@ impl CpuPlan {
         ))
     }
 
+    /// The 64 bits of the (1, 1, 1, 1) integer tensor bound to `port` (Seed, Offset): the
+    /// graph's by-value value, else element 0 of its buffer, i32 sign-extended, then its two's
+    /// complement bits (lossless: -1 is u64::MAX, as a uint64 seed).
+    fn philox_word(
+        &self,
+        port: Port,
+        reads: &BTreeMap<TensorId, &dyn Buffer>,
+    ) -> Result<u64, EngineError> {
+        let (Some(t), Some((_, view))) = (self.spec.tensor(port), self.view(port)) else {
+            // The analyzer requires Seed and Offset with a probability (DRP003).
+            return Err(EngineError::MissingBuffer {
+                tensor: port.to_string(),
+            });
+        };
+        let value = match self.graph.get(t.id).and_then(|g| g.pass_by_value) {
+            Some(Scalar::I32(v)) => i64::from(v),
+            Some(Scalar::I64(v)) => v,
+            Some(other) => {
+                return Err(EngineError::DataTypeMismatch {
+                    tensor: t.name.clone(),
+                    expected: t.data_type,
+                    actual: other.data_type(),
+                })
+            }
+            None => {
+                let buffer = *reads.get(&t.id).ok_or_else(|| EngineError::MissingBuffer {
+                    tensor: t.name.clone(),
+                })?;
+                integers(buffer, &view, 1)
+                    .and_then(|v| v.first().copied())
+                    .ok_or_else(|| self.wrong_type(port, buffer))?
+            }
+        };
+        Ok(u64::from_ne_bytes(value.to_ne_bytes()))
+    }
+
     /// The problem with the values only known at execution (scale tensors, sequence lengths).
     fn problem_for(&self, reads: &BTreeMap<TensorId, &dyn Buffer>) -> Result<Problem, EngineError> {
         let mut problem = self.problem.clone();
@@ -298,6 +337,13 @@ impl CpuPlan {
                 OpKind::SdpaForward => 1.0 / scale,
             };
             problem.dropout = Some(Dropout { scale, scale_inv });
+        }
+        if let Some(probability) = self.dropout_probability {
+            problem = problem.with_philox(PhiloxDropout {
+                probability,
+                seed: self.philox_word(Port::Seed, reads)?,
+                offset: self.philox_word(Port::Offset, reads)?,
+            });
         }
         problem.seq_lens = self.seq_lens(reads)?;
         Ok(problem)
@@ -474,7 +520,8 @@ impl Plan for CpuPlan {
             Precision::F32 => 4,
             Precision::F64 => 8,
         };
-        let dropout = self.spec.tensor(Port::DropoutMask).is_some();
+        let dropout =
+            self.spec.tensor(Port::DropoutMask).is_some() || self.dropout_probability.is_some();
         memory::scratch(&self.problem, self.spec.op, dbias, dropout, real)
     }
 
@@ -519,6 +566,7 @@ impl Plan for CpuPlan {
             dropout_mask: reads.port(Port::DropoutMask)?,
         };
         let mut out = writes(self, writes_, &offsets)?;
+        let mut dump = out.remove(&Port::RngDump);
         let mut output = |port: Port| {
             out.remove(&port).ok_or_else(|| EngineError::MissingBuffer {
                 tensor: self
@@ -527,7 +575,7 @@ impl Plan for CpuPlan {
                     .map_or_else(|| port.to_string(), |t| t.name.clone()),
             })
         };
-        match self.spec.op {
+        let ran = match self.spec.op {
             OpKind::SdpaForward => {
                 let outputs = ForwardOutputs {
                     o: output(Port::O)?,
@@ -557,6 +605,12 @@ impl Plan for CpuPlan {
                     Precision::F64 => backward::<f64>(&problem, &inputs, outputs),
                 }
             }
+        };
+        ran?;
+        // The mask the node used (the analyzer binds RNG_DUMP only with a probability, DRP004).
+        if let (Some(stream), Some(dump)) = (problem.philox, dump.as_mut()) {
+            rng_dump(&problem.shape, &stream, dump)?;
         }
+        Ok(())
     }
 }

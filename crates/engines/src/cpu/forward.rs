@@ -97,7 +97,7 @@ fn forward_head<A: Real>(
         k,
         v,
     } = p.head_operands::<A>(x, slopes, b, h)?;
-    let dropout = p.dropout.zip(x.dropout_mask.as_ref());
+    let dropout = p.dropout.zip(p.mask_source(x));
     let mut out = HeadOutputs {
         o: try_filled(s.sq * s.dv, A::zero(), "the forward's O of one head")?,
         stats: try_filled(s.sq, A::infinity(), "the forward's Stats of one head")?,
@@ -158,7 +158,7 @@ fn forward_head<A: Real>(
                 run_max[r] = max;
             }
             if let Some((d, dm)) = dropout {
-                drop_out(&at, dm, A::of_f64(d.scale), &mut tile, &mut scratch);
+                drop_out(&at, &dm, A::of_f64(d.scale), &mut tile, &mut scratch);
             }
             matmul(
                 &mut acc,

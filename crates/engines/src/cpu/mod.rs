@@ -9,6 +9,7 @@
 //! reproducible. [`memory`] says how much host memory a problem needs before it runs.
 
 mod backward;
+mod dropout;
 mod element;
 mod engine;
 mod exp;
@@ -17,12 +18,14 @@ mod gemm;
 mod layout;
 mod mask;
 pub mod memory;
+mod philox;
 mod problem;
 mod ragged;
 mod reduce;
 mod tile;
 
 pub use backward::backward;
+pub use dropout::{rng_dump, PhiloxDropout};
 pub use element::{Element, Real};
 pub use engine::{CpuEngine, CpuPlan, Precision};
 pub use forward::forward;

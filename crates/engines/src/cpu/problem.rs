@@ -3,6 +3,7 @@
 //! ([`ProblemShape`], [`Band`]); the rest is independent of the graph, so the math can be read
 //! and tested on its own.
 
+use super::dropout::{MaskSource, PhiloxDropout};
 use super::element::Real;
 use super::layout::{TensorMut, TensorRef, View4};
 use super::mask::{alibi_slopes, HeadMask};
@@ -48,8 +49,12 @@ pub struct Problem {
     pub alibi: bool,
     /// Padding mask lengths.
     pub seq_lens: Option<SeqLens>,
-    /// Dropout with a given mask (the mask itself is an input tensor).
+    /// Dropout scales: with a given mask (the mask itself is an input tensor) or with
+    /// [`Problem::philox`].
     pub dropout: Option<Dropout>,
+    /// Philox dropout: the mask is drawn from this stream instead of read from a
+    /// `Dropout_mask` ([`Problem::with_philox`] sets it with its scales).
+    pub philox: Option<PhiloxDropout>,
 }
 
 /// Inputs shared by forward and backward.
@@ -155,6 +160,7 @@ impl Problem {
             alibi: false,
             seq_lens: None,
             dropout: None,
+            philox: None,
         }
     }
 
@@ -290,6 +296,26 @@ impl Problem {
         Ok(())
     }
 
+    /// The problem with Philox dropout from `stream`, and the scales it implies
+    /// ([`PhiloxDropout::scales`]).
+    pub fn with_philox(mut self, stream: PhiloxDropout) -> Problem {
+        self.dropout = Some(stream.scales());
+        self.philox = Some(stream);
+        self
+    }
+
+    /// Where the dropout mask of `x` comes from: the Philox stream, else the given mask.
+    pub(crate) fn mask_source<'t, 'a>(
+        &'t self,
+        x: &'t AttentionInputs<'a>,
+    ) -> Option<MaskSource<'t, 'a>> {
+        match (&self.philox, &x.dropout_mask) {
+            (Some(stream), _) => Some(MaskSource::Philox(stream, self.shape)),
+            (None, Some(mask)) => Some(MaskSource::Given(mask)),
+            (None, None) => None,
+        }
+    }
+
     /// Checks the inputs shared by forward and backward against the problem.
     pub(crate) fn check_inputs(&self, x: &AttentionInputs<'_>) -> Result<(), EngineError> {
         self.check_self()?;
@@ -311,21 +337,31 @@ impl Problem {
         if let Some(sink) = &x.sink {
             expect_ref(sink, [1, s.hq, 1, 1])?;
         }
-        match (&self.dropout, &x.dropout_mask) {
-            (Some(_), Some(mask)) => {
+        match (&self.dropout, &self.philox, &x.dropout_mask) {
+            (Some(_), None, Some(mask)) => {
                 if !bias_dims_ok(s, &mask.view().dims) {
                     expect_ref(mask, [s.b, s.hq, s.sq, s.skv])?;
                 }
             }
-            (None, None) => {}
-            (Some(_), None) => {
+            (None, None, None) | (Some(_), Some(_), None) => {}
+            (_, Some(_), Some(mask)) => {
+                return Err(EngineError::DropoutMaskWithPhilox {
+                    tensor: mask.name().to_owned(),
+                })
+            }
+            (Some(_), None, None) => {
                 return Err(EngineError::MissingBuffer {
                     tensor: "Dropout_mask".to_owned(),
                 })
             }
-            (None, Some(mask)) => {
+            (None, None, Some(mask)) => {
                 return Err(EngineError::MissingBuffer {
                     tensor: format!("Dropout_scale (Dropout_mask `{}` is given)", mask.name()),
+                })
+            }
+            (None, Some(_), None) => {
+                return Err(EngineError::MissingBuffer {
+                    tensor: "Dropout_scale (a Philox dropout stream is given)".to_owned(),
                 })
             }
         }

@@ -3,6 +3,7 @@
 
 use std::ops::Range;
 
+use super::dropout::MaskSource;
 use super::element::Real;
 use super::gemm::{matmul, Mat};
 use super::layout::TensorRef;
@@ -69,19 +70,19 @@ pub(crate) fn scores<A: Real>(
     }
 }
 
-/// `p` (rows x cols, row-major) times Dropout_mask x scale, elementwise: the dropped
-/// probabilities of a tile (cuDNN's `Dropout_mask` / `Dropout_scale`; the mask broadcasts like a
-/// bias).
+/// `p` (rows x cols, row-major) times mask x scale, elementwise: the dropped probabilities of
+/// a tile (cuDNN's `Dropout_mask` / `Dropout_scale`; a given mask broadcasts like a bias, a
+/// Philox mask is 0 / 1 from its stream).
 pub(crate) fn drop_out<A: Real>(
     at: &TileAt,
-    mask: &TensorRef<'_>,
+    mask: &MaskSource<'_, '_>,
     scale: A,
     p: &mut [A],
     scratch: &mut Vec<A>,
 ) {
     let n = at.cols.len();
     for (r, i) in at.rows.clone().enumerate() {
-        mask.gather(at.b, at.h, i..i + 1, at.cols.clone(), scratch);
+        mask.row(at.b, at.h, i, at.cols.clone(), scratch);
         for (x, &m) in p[r * n..(r + 1) * n].iter_mut().zip(scratch.iter()) {
             *x = *x * m * scale;
         }

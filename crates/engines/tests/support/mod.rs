@@ -5,7 +5,7 @@
 
 use rime_engines::cpu::{
     AttentionInputs, BackwardInputs, BackwardOutputs, Band, Dropout, ForwardOutputs, HostSlice,
-    HostSliceMut, Problem, ProblemShape, SeqLens, TensorMut, TensorRef, View4,
+    HostSliceMut, PhiloxDropout, Problem, ProblemShape, Real, SeqLens, TensorMut, TensorRef, View4,
 };
 
 /// Deterministic xorshift numbers in [-1, 1).
@@ -206,6 +206,15 @@ impl Case {
         self.dropout_mask = Some(dims);
         self
     }
+    /// Philox dropout with probability `p` (seed and offset fixed), its scales derived.
+    pub fn philox(mut self, probability: f32) -> Case {
+        self.problem = self.problem.with_philox(PhiloxDropout {
+            probability,
+            seed: 0x5eed_0000_0000_002a,
+            offset: 3,
+        });
+        self
+    }
     pub fn layout(mut self, layout: Layout) -> Case {
         self.layout = layout;
         self
@@ -282,6 +291,11 @@ pub struct Results {
 
 /// The engine's forward in f64: (O, Stats).
 pub fn engine_forward(case: &Case, data: &Data) -> (Host, Host) {
+    engine_forward_in::<f64>(case, data)
+}
+
+/// The engine's forward in arithmetic `A`: (O, Stats).
+pub fn engine_forward_in<A: Real>(case: &Case, data: &Data) -> (Host, Host) {
     let s = case.shape();
     let mut o = Host::zeros("O", [s.b, s.hq, s.sq, s.dv], case.layout);
     let mut stats = Host::zeros("Stats", [s.b, s.hq, s.sq, 1], Layout::Bhsd);
@@ -289,14 +303,19 @@ pub fn engine_forward(case: &Case, data: &Data) -> (Host, Host) {
         o: o.w(),
         stats: Some(stats.w()),
     };
-    rime_engines::cpu::forward::<f64>(&case.problem, &data.inputs(), out).unwrap();
+    rime_engines::cpu::forward::<A>(&case.problem, &data.inputs(), out).unwrap();
     (o, stats)
 }
 
 /// The engine's forward then backward with dO = W, in f64.
 pub fn engine_f64(case: &Case, data: &Data) -> Results {
+    engine_in::<f64>(case, data)
+}
+
+/// The engine's forward then backward with dO = W, in arithmetic `A`.
+pub fn engine_in<A: Real>(case: &Case, data: &Data) -> Results {
     let s = case.shape();
-    let (o, stats) = engine_forward(case, data);
+    let (o, stats) = engine_forward_in::<A>(case, data);
     let l = case.layout;
     let mut r = Results {
         dq: Host::zeros("dQ", [s.b, s.hq, s.sq, s.dqk], l),
@@ -324,7 +343,7 @@ pub fn engine_f64(case: &Case, data: &Data) -> Results {
         dbias: r.dbias.as_mut().map(Host::w),
         dsink: r.dsink.as_mut().map(Host::w),
     };
-    rime_engines::cpu::backward::<f64>(&case.problem, &inputs, out).unwrap();
+    rime_engines::cpu::backward::<A>(&case.problem, &inputs, out).unwrap();
     r
 }
 
@@ -427,8 +446,16 @@ pub fn naive(case: &Case, data: &Data) -> Naive {
                 // Dropout: O and dV see prob * mask * scale; dS = scale prob (mask dP -
                 // scale_inv D), as cuDNN's backward graph has it.
                 let keep: Vec<f64> = (0..skv)
-                    .map(|j| match (&p.dropout, &data.dropout_mask) {
-                        (Some(dr), Some(m)) => m.at([b, h, i, j]) * dr.scale,
+                    .map(|j| match (&p.dropout, &p.philox, &data.dropout_mask) {
+                        // Philox: the documented stream decides each element on its own.
+                        (Some(dr), Some(stream), _) => {
+                            if stream.keeps(&s, b, h, i, j) {
+                                dr.scale
+                            } else {
+                                0.0
+                            }
+                        }
+                        (Some(dr), None, Some(m)) => m.at([b, h, i, j]) * dr.scale,
                         _ => 1.0,
                     })
                     .collect();
@@ -533,6 +560,11 @@ pub fn cases(b: usize, sq: usize, skv: usize, d: usize) -> Vec<Case> {
         c("dropout_broadcast_mask_causal")
             .dropout([1, 2, 1, skv])
             .band(None, Some(0), true),
+        c("dropout_philox").philox(0.3),
+        c("dropout_philox_causal_padding")
+            .philox(0.5)
+            .band(None, Some(0), false)
+            .padding(&vec![sq; b], &vec![short; b]),
         Case::new("everything", b, 4, sq, skv, d)
             .heads(2, 1)
             .dv(d + 2)
