@@ -76,8 +76,7 @@ fn io_of(v: &Value, default: DataType) -> anyhow::Result<DataType> {
 fn shape_case(
     s: &Value,
     bias: BiasKind,
-    causal: bool,
-    deterministic: bool,
+    (causal, deterministic, sink): (bool, bool, bool),
     io: DataType,
 ) -> anyhow::Result<BackwardCase> {
     let d = int(s, "d")?;
@@ -96,11 +95,12 @@ fn shape_case(
         bias,
         io,
         deterministic,
-        sink: false,
+        sink,
     })
 }
 
-/// The cases of suite `name`: every shape x bias x causal x deterministic, then the extras.
+/// The cases of suite `name`: every shape x bias x causal x deterministic (x sink, where the
+/// suite lists it: an attention sink with dSink), then the extras.
 fn suite_cases(suites: &Value, name: &str) -> anyhow::Result<Vec<BackwardCase>> {
     let suite = suites
         .get(name)
@@ -118,12 +118,18 @@ fn suite_cases(suites: &Value, name: &str) -> anyhow::Result<Vec<BackwardCase>> 
         BiasKind::from_name(n).with_context(|| format!("unknown bias '{n}'"))
     };
     let flags = |key: &str| -> Vec<bool> { list(key).iter().filter_map(Value::as_bool).collect() };
+    let sinks = match flags("sink") {
+        v if v.is_empty() => vec![false],
+        v => v,
+    };
     let mut cases = Vec::new();
     for s in list("shapes") {
         for b in list("bias") {
             for &causal in &flags("causal") {
                 for &det in &flags("deterministic") {
-                    cases.push(shape_case(&s, bias_of(&b)?, causal, det, io)?);
+                    for &sink in &sinks {
+                        cases.push(shape_case(&s, bias_of(&b)?, (causal, det, sink), io)?);
+                    }
                 }
             }
         }
@@ -134,20 +140,25 @@ fn suite_cases(suites: &Value, name: &str) -> anyhow::Result<Vec<BackwardCase>> 
         cases.push(shape_case(
             &e,
             bias,
-            flag("causal"),
-            flag("deterministic"),
+            (flag("causal"), flag("deterministic"), flag("sink")),
             io_of(&e, io)?,
         )?);
     }
     Ok(cases)
 }
 
+/// The case as the peer scripts read it; `"sink": true` only on sink rows (the PyTorch and cuDNN
+/// peer scripts know no sink, so they must not be run on those).
 fn peer_case(c: &BackwardCase) -> Value {
-    json!({
+    let mut v = json!({
         "b": c.b, "hq": c.hq, "hk": c.hk, "sq": c.sq, "skv": c.skv, "d": c.d, "dv": c.dv,
         "causal": c.causal, "bias": c.bias.name(), "dtype": c.io.to_string(),
         "deterministic": c.deterministic,
-    })
+    });
+    if c.sink {
+        v["sink"] = json!(true);
+    }
+    v
 }
 
 /// Times one case with the analyzer's first sm120 choice for the live device (or its first
@@ -342,6 +353,30 @@ mod tests {
         let peer = peer_case(&cases[0]);
         assert_eq!(peer["dtype"], "bf16");
         assert_eq!(peer["bias"], "none");
+    }
+
+    #[test]
+    fn sinks_suite_pairs_every_row_with_its_sink_twin() {
+        let cases = suite_cases(&suites(), "sinks").expect("suite");
+        let (with, without): (Vec<_>, Vec<_>) = cases.iter().partition(|c| c.sink);
+        assert_eq!((with.len(), without.len()), (8, 8));
+        for c in &with {
+            assert!(c.name().contains(" sink"), "{}", c.name());
+            assert_eq!(peer_case(c)["sink"], json!(true));
+            let twin = BackwardCase {
+                sink: false,
+                ..(*c).clone()
+            };
+            assert!(
+                without.iter().any(|w| w.name() == twin.name()),
+                "{}",
+                c.name()
+            );
+        }
+        // Suites without the axis have no sink rows, and their peer cases no "sink" key.
+        for c in suite_cases(&suites(), "standard").expect("suite") {
+            assert!(!c.sink && peer_case(&c).get("sink").is_none());
+        }
     }
 
     #[test]
