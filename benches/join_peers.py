@@ -21,11 +21,13 @@ import sys
 BACKENDS = ("FROST_SM120", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "CUDNN_FE")
 SHORT = {"FROST_SM120": "FROST", "FLASH_ATTENTION": "FLASH", "EFFICIENT_ATTENTION": "EFFICIENT",
          "CUDNN_ATTENTION": "torch-CUDNN", "CUDNN_FE": "cuDNN-FE"}
-KEYS = ("b", "hq", "hk", "sq", "skv", "d", "dv", "causal", "bias", "dtype", "deterministic")
+KEYS = ("b", "hq", "hk", "sq", "skv", "d", "dv", "causal", "bias", "dtype", "deterministic", "sink")
 
 
 def key(case):
-    return tuple(case.get(k) if k != "dv" else case.get("dv", case["d"]) for k in KEYS)
+    """A case's identity; "dv" defaults to "d", and "sink" (only on sink rows) to false."""
+    defaults = {"dv": case["d"], "sink": False}
+    return tuple(case.get(k, defaults.get(k)) for k in KEYS)
 
 
 def load_peers(paths):
