@@ -131,11 +131,15 @@ pub fn blocks_per_sm(kernel: &KernelConfig, target: &Target) -> u64 {
     by_smem.min(by_threads).min(by_registers).min(32)
 }
 
+/// Tiles of `tile` rows that cover `len` rows.
+fn tiles(len: i64, tile: u32) -> f64 {
+    (len as f64 / f64::from(tile.max(1))).ceil()
+}
+
 /// Blocks of the main kernel: one per (b, query head, Q tile) forward, one per (b, KV head,
 /// KV tile) backward (a block loops over the query heads of its group).
 fn grid(kernel: &KernelConfig, shape: &SdpaShape, backward: bool) -> f64 {
     let s = shape;
-    let tiles = |len: i64, tile: u32| (len as f64 / f64::from(tile.max(1))).ceil();
     if backward {
         s.b as f64 * s.hk.max(s.hv) as f64 * tiles(s.skv, kernel.block_kv)
     } else {
@@ -264,9 +268,8 @@ fn dq_reduction_bytes(config: &EngineConfig, shape: &SdpaShape, causal: bool) ->
     let (Some(Route::Atomic), Some(k)) = (config.route, config.kernel) else {
         return 0.0;
     };
-    let tiles = (shape.skv as f64 / f64::from(k.block_kv.max(1))).ceil();
     let share = if causal { 0.5 } else { 1.0 };
-    region_bytes(config, RegionKind::DqAccum) * tiles * share
+    region_bytes(config, RegionKind::DqAccum) * tiles(shape.skv, k.block_kv) * share
 }
 
 /// Traffic of the route's workspace beyond writing it once, overlapped with the main kernel

@@ -35,6 +35,19 @@ fn integers(buffer: &dyn Buffer, view: &View4, count: usize) -> Option<Vec<i64>>
     }
 }
 
+/// The buffer read for tensor `t`, or which tensor is missing.
+fn read_of<'r>(
+    reads: &BTreeMap<TensorId, &'r dyn Buffer>,
+    t: &TensorSpec,
+) -> Result<&'r dyn Buffer, EngineError> {
+    reads
+        .get(&t.id)
+        .copied()
+        .ok_or_else(|| EngineError::MissingBuffer {
+            tensor: t.name.clone(),
+        })
+}
+
 /// The element offsets held by `o`, the offsets tensor `id` of the ragged tensor `tensor`, from a
 /// checked pack: each must be >= 0.
 fn offsets_of(
@@ -234,9 +247,7 @@ impl CpuPlan {
             let (Some(t), Some((_, view))) = (self.spec.tensor(port), self.view(port)) else {
                 continue; // validation requires both with the padding mask
             };
-            let buffer = *reads.get(&t.id).ok_or_else(|| EngineError::MissingBuffer {
-                tensor: t.name.clone(),
-            })?;
+            let buffer = read_of(reads, t)?;
             let values =
                 integers(buffer, &view, s.b).ok_or_else(|| self.wrong_type(port, buffer))?;
             for (b, value) in values.into_iter().enumerate() {
@@ -265,9 +276,7 @@ impl CpuPlan {
         if let Some(v) = self.graph.get(t.id).and_then(|g| g.pass_by_value) {
             return Ok(Some(v.as_f64()));
         }
-        let buffer = *reads.get(&t.id).ok_or_else(|| EngineError::MissingBuffer {
-            tensor: t.name.clone(),
-        })?;
+        let buffer = read_of(reads, t)?;
         let float = match buffer.host() {
             Some(HostData::Float(x)) => x,
             _ => return Err(self.wrong_type(port, buffer)),
@@ -302,9 +311,7 @@ impl CpuPlan {
                 })
             }
             None => {
-                let buffer = *reads.get(&t.id).ok_or_else(|| EngineError::MissingBuffer {
-                    tensor: t.name.clone(),
-                })?;
+                let buffer = read_of(reads, t)?;
                 integers(buffer, &view, 1)
                     .and_then(|v| v.first().copied())
                     .ok_or_else(|| self.wrong_type(port, buffer))?
