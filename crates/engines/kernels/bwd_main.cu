@@ -17,7 +17,10 @@
 //   or (DBIAS_MODE 3, ordered_dbias route) stored as f32 into this (b, h)'s own partial slice,
 //   which the convert kernel sums with the other slices in a fixed order.
 //
-// Grid (ceil(Skv / BLOCK_KV), Hk, B); requires Hk == Hv. Each block loads its K and V tile once,
+// Grid (ceil(Skv / BLOCK_KV), Hk, B), or with KV_MAJOR (Hk, B, ceil(Skv / BLOCK_KV)): blocks
+// then start KV tile slowest, which under a causal band (KV tile n reached by the Q rows from
+// n on) starts the heaviest tiles first across every head instead of a head's tiles in a row
+// (a long tail of heavy tiles starting last); requires Hk == Hv. Each block loads its K and V tile once,
 // then walks the query heads of its group and, for each, the query tiles of BLOCK_Q rows that
 // the mask band leaves (tile skipping). One step (one Q tile) is five products, each split over
 // the WARPS warps by its own warp grid (WM_* warps along the product's rows, WARPS / WM_* along
@@ -65,7 +68,8 @@
 // the actual p.hd_qk columns.
 //
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, WM_SDP, WM_DKV, WM_DQ,
-// K_REGS, V_REGS, V_STAGED, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, SMEM_BYTES.
+// K_REGS, V_REGS, V_STAGED, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, KV_MAJOR,
+// SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
 #define LD_V (HEAD_DIM_V + 8)
@@ -103,6 +107,7 @@ static_assert(!V_STAGED || (V_REGS && BLOCK_KV * LD_V <= STAGES * BLOCK_Q * LD_Q
               "a staged V is held in registers and fits the Q and dO buffers");
 static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
 static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
+static_assert(!(KV_MAJOR && DQ_ROUTE == 1), "relay's tickets order its KV tiles");
 
 // Query tiles [m_begin, m_end) that the band leaves for KV tile n (tile skipping). Every block
 // and the relay turn order use this one function. (32-bit sums: see attn.cuh.)
@@ -441,8 +446,15 @@ rime_bwd_main(const AttnParams p) {
     const int warp = tid >> 5;
     const int g = lane >> 2;
     const int t = lane & 3;
+#if KV_MAJOR
+    // Grid (Hk, B, KV tiles): blocks start KV tile slowest, a causal band's heaviest tiles
+    // first across every head (the plan's choice; see the grid note at the top).
+    const int kvh = blockIdx.x;
+    const int b = blockIdx.y;
+#else
     const int kvh = blockIdx.y;
     const int b = blockIdx.z;
+#endif
 #if DQ_ROUTE == 1
     // Relay: a block takes its KV tile from its KV head's ticket (after the turn counters in the
     // relay region, zeroed by the preprocess kernel), not from blockIdx.x: tickets go to the
@@ -462,6 +474,8 @@ rime_bwd_main(const AttnParams p) {
     __syncthreads();
     const int kv_tile = (int)gridDim.x - 1 - *(volatile int*)sdS;
     __syncthreads();  // every thread has its ticket before the V copy (or P) reuses the word
+#elif KV_MAJOR
+    const int kv_tile = blockIdx.z;
 #else
     const int kv_tile = blockIdx.x;
 #endif

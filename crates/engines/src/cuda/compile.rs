@@ -139,6 +139,9 @@ pub struct BwdFeatures {
     pub alibi: bool,
     /// How dBias is produced.
     pub dbias: DbiasMode,
+    /// The grid is (Hk, B, KV tiles), KV tile slowest (`KV_MAJOR`): the plan's choice under a
+    /// causal band (see `heaviest_tiles_first` in plan.rs); never on relay or ordered_dbias.
+    pub kv_major: bool,
 }
 
 /// One kernel specialization: a file plus the defines that configure it.
@@ -233,11 +236,13 @@ impl KernelBuild {
             has_bias,
             alibi,
             dbias,
+            kv_major,
         } = features;
         let mut b = Self::tiled(KernelFile::BwdMain, main, io);
         b.defines.push(("HAS_BIAS", i64::from(has_bias)));
         b.defines.push(("HAS_ALIBI", i64::from(alibi)));
         b.defines.push(("DBIAS_MODE", dbias as i64));
+        b.defines.push(("KV_MAJOR", i64::from(kv_major)));
         b.defines.push(("DQ_ROUTE", route_code(route)));
         b
     }
@@ -321,6 +326,7 @@ impl KernelBuild {
             has_bias: true,
             alibi,
             dbias,
+            kv_major: false,
         };
         if route == Route::OrderedDbias {
             return vec![with_bias(DbiasMode::Partials)];
@@ -329,9 +335,21 @@ impl KernelBuild {
             has_bias: false,
             alibi,
             dbias: DbiasMode::None,
+            kv_major: false,
         };
         let mut v = vec![plain];
         v.extend([DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate].map(with_bias));
+        // Relay's tickets order its KV tiles; the other routes also build the KV-major grid.
+        if route != Route::Relay {
+            let kv_major: Vec<_> = v
+                .iter()
+                .map(|f| BwdFeatures {
+                    kv_major: true,
+                    ..*f
+                })
+                .collect();
+            v.extend(kv_major);
+        }
         v
     }
 

@@ -107,6 +107,15 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
                     "{what}"
                 );
             }
+            // The KV-major grid exactly under a causal band, off the routes whose tickets order
+            // the KV tiles (the fixtures' KV tiles all fit the z dimension).
+            let causal = p.band.right.is_some() && p.band.left.is_none();
+            let ordered = matches!(config.route, Some(Route::Relay | Route::OrderedDbias));
+            assert_eq!(
+                define(&main, "KV_MAJOR"),
+                Some(i64::from(causal && !ordered)),
+                "{what}"
+            );
             // The dSink reduction, and its row terms in the workspace, exactly with dSink.
             assert_eq!(dsink_reduce.is_some(), p.dsink, "{what}");
             assert_eq!(

@@ -193,6 +193,7 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
         has_bias: p.bias.is_some(),
         alibi: p.alibi,
         dbias: dbias_mode(p, route),
+        kv_major: heaviest_tiles_first(p, route, main),
     };
     let dq_gemm = match (route, config.dq_kernel) {
         (Route::TwoKernel, Some(k)) => Some(KernelBuild::dq_gemm(
@@ -411,11 +412,13 @@ impl Sm120Plan {
                     hq,
                     b,
                 );
-                let main_grid = (
-                    grid_dim("KV tiles", s.skv.div_ceil(block(k.block_kv)), GRID_X)?,
-                    hk,
-                    b,
-                );
+                let kv_tiles = grid_dim("KV tiles", s.skv.div_ceil(block(k.block_kv)), GRID_X)?;
+                let route = self.route.ok_or_else(|| malformed("a backward route"))?;
+                let main_grid = if heaviest_tiles_first(&self.problem, route, k) {
+                    (hk, b, kv_tiles)
+                } else {
+                    (kv_tiles, hk, b)
+                };
                 // SAFETY (every launch below): each function comes from its build; the caller
                 // vouches for the addresses, and the workspace holds the analyzer's layout for
                 // this route. The stream orders preprocess -> main -> dQ -> dBias -> dSink.
@@ -553,6 +556,22 @@ fn tensor_ref(
         sh,
         ss: stride(2)?,
     })
+}
+
+/// True when the backward main kernel is built and launched with its grid KV tile slowest
+/// (`KV_MAJOR`: (Hk, B, KV tiles)): under a causal band (a right bound, no left one) KV tile n
+/// is reached by the Q rows from n on, so the first tiles carry the most work, and starting
+/// them first across every head removes the tail that a head-by-head order leaves (the heavy
+/// tiles of the last heads starting last). Not on relay or ordered_dbias (their tickets order
+/// the tiles), nor past the z dimension's 65,535 KV tiles (the other order then runs).
+fn heaviest_tiles_first(p: &SdpaProblem, route: Route, main: &KernelConfig) -> bool {
+    let causal = p.band.right.is_some() && p.band.left.is_none();
+    let tiles = p
+        .shape
+        .skv
+        .div_ceil(usize::try_from(main.block_kv).unwrap_or(usize::MAX));
+    let fits = u32::try_from(tiles).is_ok_and(|t| t <= GRID_YZ);
+    causal && fits && !matches!(route, Route::Relay | Route::OrderedDbias)
 }
 
 /// Everything in the launch parameters that does not depend on the buffers.
