@@ -20,7 +20,8 @@
 // Grid (ceil(Skv / BLOCK_KV), Hk, B), or with KV_MAJOR (Hk, B, ceil(Skv / BLOCK_KV)): blocks
 // then start KV tile slowest, which under a causal band (KV tile n reached by the Q rows from
 // n on) starts the heaviest tiles first across every head instead of a head's tiles in a row
-// (a long tail of heavy tiles starting last); requires Hk == Hv. Each block loads its K and V tile once,
+// (a long tail of heavy tiles starting last; the plan builds it for KV tiles of 64 rows or
+// more, see KV_MAJOR_MIN_BLOCK_KV); requires Hk == Hv. Each block loads its K and V tile once,
 // then walks the query heads of its group and, for each, the query tiles of BLOCK_Q rows that
 // the mask band leaves (tile skipping). One step (one Q tile) is five products, each split over
 // the WARPS warps by its own warp grid (WM_* warps along the product's rows, WARPS / WM_* along

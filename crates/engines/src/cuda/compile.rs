@@ -140,8 +140,22 @@ pub struct BwdFeatures {
     /// How dBias is produced.
     pub dbias: DbiasMode,
     /// The grid is (Hk, B, KV tiles), KV tile slowest (`KV_MAJOR`): the plan's choice under a
-    /// causal band (see `heaviest_tiles_first` in plan.rs); never on relay or ordered_dbias.
+    /// causal band (see `heaviest_tiles_first` in plan.rs); never on relay or ordered_dbias,
+    /// nor on a main kernel whose KV tile is below [`KV_MAJOR_MIN_BLOCK_KV`].
     pub kv_major: bool,
+}
+
+/// The smallest KV tile that gets the KV-major grid. A block streams all of its head's Q and dO
+/// rows once per KV tile, so the bytes it reads per unit of work grow as its KV tile shrinks; the
+/// 32-row tile of the d256 kernel lives on the L2 reuse that the head-major order gives (the
+/// blocks running together share a head's Q and dO), and KV-major lost it: 0.90x at b4 h16
+/// s2048 d256 causal, while the 64- and 128-row tiles gained up to 1.54x (H200 call F,
+/// 2026-12-03, docs/gpu-runs/2026-12-03-kvmajor).
+pub const KV_MAJOR_MIN_BLOCK_KV: u32 = 64;
+
+/// True when `main` (a backward main entry) is built, and may run, on the KV-major grid.
+pub fn kv_major_pays(main: &KernelConfig) -> bool {
+    main.block_kv >= KV_MAJOR_MIN_BLOCK_KV
 }
 
 /// One kernel specialization: a file plus the defines that configure it.
@@ -303,7 +317,7 @@ impl KernelBuild {
                 KernelRole::BackwardMain => {
                     for route in Route::ALL {
                         for alibi in [false, true] {
-                            for f in Self::bwd_features(route, alibi) {
+                            for f in Self::bwd_features(k, route, alibi) {
                                 v.push(Self::bwd_main(k, io, f, route));
                             }
                         }
@@ -319,9 +333,9 @@ impl KernelBuild {
         v
     }
 
-    /// The feature sets a route's main kernel is built with: ordered_dbias only serves a
+    /// The feature sets a route's main kernel `k` is built with: ordered_dbias only serves a
     /// broadcast bias's dBias (partials); the other routes every other combination.
-    fn bwd_features(route: Route, alibi: bool) -> Vec<BwdFeatures> {
+    fn bwd_features(k: &KernelConfig, route: Route, alibi: bool) -> Vec<BwdFeatures> {
         let with_bias = |dbias| BwdFeatures {
             has_bias: true,
             alibi,
@@ -340,7 +354,7 @@ impl KernelBuild {
         let mut v = vec![plain];
         v.extend([DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate].map(with_bias));
         // Relay's tickets order its KV tiles; the other routes also build the KV-major grid.
-        if route != Route::Relay {
+        if route != Route::Relay && kv_major_pays(k) {
             let kv_major: Vec<_> = v
                 .iter()
                 .map(|f| BwdFeatures {
@@ -554,6 +568,24 @@ mod tests {
         assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&a, 90, (13, 0)));
         assert_ne!(cache_key(&a, 120, (13, 0)), cache_key(&a, 120, (13, 1)));
         assert_eq!(cache_key(&a, 120, (13, 0)), cache_key(&a, 120, (13, 0)));
+    }
+
+    #[test]
+    fn kv_major_grid_is_built_for_the_64_and_128_row_kv_tiles_only() {
+        use rime_analyzer::sm120::kernels::select;
+        let pays = |dqk, dv| {
+            let main = select(KernelRole::BackwardMain, dqk, dv).expect("an envelope");
+            let built = KernelBuild::all_for(main)
+                .iter()
+                .any(|b| b.defines.contains(&("KV_MAJOR", 1)));
+            assert_eq!(built, kv_major_pays(main), "{}", main.name);
+            built
+        };
+        assert!(pays(64, 64) && pays(128, 128) && pays(192, 128));
+        assert!(
+            !pays(256, 256),
+            "the d256 kernel's 32-row KV tile lost 10% on KV-major"
+        );
     }
 
     #[test]

@@ -131,6 +131,15 @@ impl Sm120EnginePlan {
         names
     }
 
+    /// True when the plan launches its backward main kernel on the KV-major grid
+    /// (`KV_MAJOR=1`): what a benchmark row records so that a grid-order A/B names its grid.
+    pub fn kv_major_grid(&self) -> bool {
+        self.plan
+            .launched()
+            .iter()
+            .any(|b| b.defines.contains(&("KV_MAJOR", 1)))
+    }
+
     /// The dQ route (backward plans).
     pub fn route(&self) -> Option<Route> {
         self.plan.route()

@@ -108,12 +108,13 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
                 );
             }
             // The KV-major grid exactly under a causal band, off the routes whose tickets order
-            // the KV tiles (the fixtures' KV tiles all fit the z dimension).
+            // the KV tiles and off the d256 kernel's 32-row KV tile (the fixtures' KV tiles all
+            // fit the z dimension).
             let causal = p.band.right.is_some() && p.band.left.is_none();
             let ordered = matches!(config.route, Some(Route::Relay | Route::OrderedDbias));
             assert_eq!(
                 define(&main, "KV_MAJOR"),
-                Some(i64::from(causal && !ordered)),
+                Some(i64::from(causal && !ordered && kernel.block_kv >= 64)),
                 "{what}"
             );
             // The dSink reduction, and its row terms in the workspace, exactly with dSink.

@@ -13,7 +13,7 @@ use rime_analyzer::{
 use rime_graph::{DataType, OpKind, Port};
 
 use super::abi::{AttnParams, ConvertParams, TensorRef, CONVERT_MAX_BLOCKS_X, PRE_ROWS};
-use super::compile::{BwdFeatures, DbiasMode, IoType, KernelBuild};
+use super::compile::{kv_major_pays, BwdFeatures, DbiasMode, IoType, KernelBuild};
 use super::context::CudaDevice;
 use super::launch::{launch_attn, launch_convert};
 use crate::{expect_engine, EngineError};
@@ -563,7 +563,8 @@ fn tensor_ref(
 /// is reached by the Q rows from n on, so the first tiles carry the most work, and starting
 /// them first across every head removes the tail that a head-by-head order leaves (the heavy
 /// tiles of the last heads starting last). Not on relay or ordered_dbias (their tickets order
-/// the tiles), nor past the z dimension's 65,535 KV tiles (the other order then runs).
+/// the tiles), not on KV tiles too small to pay ([`kv_major_pays`]), nor past the z
+/// dimension's 65,535 KV tiles (the other order then runs).
 fn heaviest_tiles_first(p: &SdpaProblem, route: Route, main: &KernelConfig) -> bool {
     let causal = p.band.right.is_some() && p.band.left.is_none();
     let tiles = p
@@ -571,7 +572,7 @@ fn heaviest_tiles_first(p: &SdpaProblem, route: Route, main: &KernelConfig) -> b
         .skv
         .div_ceil(usize::try_from(main.block_kv).unwrap_or(usize::MAX));
     let fits = u32::try_from(tiles).is_ok_and(|t| t <= GRID_YZ);
-    causal && fits && !matches!(route, Route::Relay | Route::OrderedDbias)
+    causal && fits && kv_major_pays(main) && !matches!(route, Route::Relay | Route::OrderedDbias)
 }
 
 /// Everything in the launch parameters that does not depend on the buffers.
