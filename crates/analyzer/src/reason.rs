@@ -515,11 +515,14 @@ reason_codes! {
     ///
     /// Fix: remove dropout, or use another engine.
     Sm120Dropout = "SMX003", Sm120;
-    /// The SM120 engine does not implement ragged (THD) layouts.
+    /// Retired, never reported: the SM120 engine did not implement ragged (THD) layouts.
     ///
-    /// Why: its tile scheduler assumes a fixed (B, H, S) grid.
+    /// Why: its kernels now place each sequence at its checked offset and touch its real tokens
+    /// only (docs/sm120-engine.md); what stays unsupported is rejected for every engine
+    /// (`LAY002` to `LAY004`) or by the offsets at execution. The code is kept so that it is
+    /// never reused.
     ///
-    /// Fix: use a padded layout with a padding mask.
+    /// Fix: nothing to fix; an older report that names it describes an older rime.
     Sm120Ragged = "SMX004", Sm120;
     /// A row stride of an attention tensor is not a multiple of 8 elements.
     ///
@@ -657,8 +660,11 @@ reason_codes! {
 
 impl ReasonCode {
     /// Codes no rule reports any more; kept, documented as retired, never reused.
-    pub const RETIRED: &'static [ReasonCode] =
-        &[ReasonCode::CpuRagged, ReasonCode::Sm120DeterministicDsink];
+    pub const RETIRED: &'static [ReasonCode] = &[
+        ReasonCode::CpuRagged,
+        ReasonCode::Sm120DeterministicDsink,
+        ReasonCode::Sm120Ragged,
+    ];
 
     /// True when no rule reports the code any more (see [`ReasonCode::RETIRED`]).
     pub fn is_retired(self) -> bool {

@@ -28,6 +28,10 @@ pub enum RegionKind {
     /// f32 dSink terms, one per query row: -exp(Sink_h - Stats) * delta, B * Hq * Sq (every
     /// element written by the preprocess kernel, summed per head in a fixed order).
     DsinkRows,
+    /// i64 element offsets of the ragged (THD) tensors, B + 1 per ragged Q, K, V, O, dO,
+    /// Stats, dQ, dK or dV: the engine copies the user's offsets to the host, checks them and
+    /// writes them here, before the kernels that read them (forward and backward).
+    RaggedOffsets,
 }
 
 impl RegionKind {
@@ -41,6 +45,7 @@ impl RegionKind {
             RegionKind::DbiasAccum => "dbias_accum",
             RegionKind::DbiasPartials => "dbias_partials",
             RegionKind::DsinkRows => "dsink_rows",
+            RegionKind::RaggedOffsets => "ragged_offsets",
         }
     }
 
@@ -53,6 +58,7 @@ impl RegionKind {
                 | RegionKind::DScores
                 | RegionKind::DbiasPartials
                 | RegionKind::DsinkRows
+                | RegionKind::RaggedOffsets
         )
     }
 }

@@ -16,6 +16,7 @@ mod error;
 pub mod exec;
 pub mod fill;
 pub mod guard;
+pub mod ragged_hostile;
 pub mod resources;
 pub mod spec;
 pub mod sweep;

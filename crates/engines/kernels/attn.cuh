@@ -20,6 +20,26 @@ __device__ __forceinline__ int clamp_len(const TensorRef& t, int b, int max) {
     return v < 0 ? 0 : (v > max ? max : v);
 }
 
+// RAGGED: 1 lets a tensor be ragged (read from TensorRef::ragged at run time); 0, which the
+// backward main kernel is built with for graphs without ragged tensors, compiles the padded
+// layout alone (the ragged branches cost that kernel registers it does not have to spare).
+#ifndef RAGGED
+#define RAGGED 1
+#endif
+
+// Element where batch b of tensor t starts: its validated ragged offset (THD; the host copied
+// the offsets into the workspace) or b times its batch stride.
+__device__ __forceinline__ i64 batch_base(const TensorRef& t, int b) {
+    return RAGGED && t.ragged ? ((const i64*)t.ragged)[b] : (i64)b * t.sb;
+}
+
+// Rows (tokens) of one batch that tensor t has memory for: a ragged sequence only its `len`
+// real tokens (the host checked they fit before its next sequence), a padded tensor all `dim`.
+// Loads zero-fill and stores skip the rows past it, so nothing outside a sequence is touched.
+__device__ __forceinline__ int rows_held(const TensorRef& t, int len, int dim) {
+    return RAGGED && t.ragged ? len : dim;
+}
+
 __device__ __forceinline__ SeqLens seq_lens(const AttnParams& p, int b) {
     SeqLens l;
     l.q = clamp_len(p.seq_q, b, p.sq);

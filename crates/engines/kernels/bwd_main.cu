@@ -152,26 +152,32 @@ __device__ __forceinline__ unsigned int relay_turn(const AttnParams& p, const Se
 }
 #endif
 
-// Copies Q rows [q0, q0 + BLOCK_Q) of head h (cp.async; rows past Sq zero-filled).
-__device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b, int h, int q0,
-                                            int tid) {
-    const io_t* gQ = (const io_t*)p.q.ptr + b * p.q.sb + h * p.q.sh + q0 * p.q.ss;
-    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true>(sQ, LD_QK, gQ, p.q.ss, p.sq - q0, p.hd_qk,
-                                                      tid);
+// Copies Q rows [q0, q0 + BLOCK_Q) of head h (cp.async; rows past Sq, or past the sequence's
+// q_len real tokens of a ragged Q, zero-filled).
+__device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b, int q_len,
+                                            int h, int q0, int tid) {
+    const io_t* gQ = (const io_t*)p.q.ptr + batch_base(p.q, b) + h * p.q.sh + q0 * p.q.ss;
+    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true>(
+        sQ, LD_QK, gQ, p.q.ss, rows_held(p.q, q_len, p.sq) - q0, p.hd_qk, tid);
 }
 
 // Copies what the dP and dV products of query tile q0 of head h read besides V: dO rows,
-// Stats and delta (cp.async; rows past Sq zero-filled, and masked by rime_keep).
+// Stats and delta (cp.async; rows past Sq, or past a ragged tensor's q_len real tokens,
+// zero-filled, and masked by rime_keep).
 __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
-                                             const AttnParams& p, int b, int h, int q0, int tid) {
-    const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh + q0 * p.d_o.ss;
-    load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true>(sdO, LD_V, gdO, p.d_o.ss, p.sq - q0, p.hd_v,
-                                                     tid);
-    const float* gLse = (const float*)p.stats.ptr + b * p.stats.sb + h * p.stats.sh;
+                                             const AttnParams& p, int b, int q_len, int h, int q0,
+                                             int tid) {
+    const io_t* gdO =
+        (const io_t*)p.d_o.ptr + batch_base(p.d_o, b) + h * p.d_o.sh + q0 * p.d_o.ss;
+    load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true>(
+        sdO, LD_V, gdO, p.d_o.ss, rows_held(p.d_o, q_len, p.sq) - q0, p.hd_v, tid);
+    const float* gLse = (const float*)p.stats.ptr + batch_base(p.stats, b) + h * p.stats.sh;
     const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
+    const int lse_rows = rows_held(p.stats, q_len, p.sq);
     for (int r = tid; r < BLOCK_Q; r += WARPS * 32) {
         const bool in = q0 + r < p.sq;
-        cp_async_4(sLse + r, in ? gLse + (i64)(q0 + r) * p.stats.ss : gLse, in);
+        const bool lse_in = q0 + r < lse_rows;
+        cp_async_4(sLse + r, lse_in ? gLse + (i64)(q0 + r) * p.stats.ss : gLse, lse_in);
         cp_async_4(sDelta + r, in ? gDelta + q0 + r : gDelta, in);
     }
 }
@@ -494,15 +500,15 @@ rime_bwd_main(const AttnParams p) {
     zero_skipped_rows(p, b, kvh, n0, m_begin, m_end, tid);
 
     load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, true>(
-        sK, LD_QK, (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh + n0 * p.k.ss, p.k.ss,
-        p.skv - n0, p.hd_qk, tid);
+        sK, LD_QK, (const io_t*)p.k.ptr + batch_base(p.k, b) + kvh * p.k.sh + n0 * p.k.ss,
+        p.k.ss, rows_held(p.k, L.kv, p.skv) - n0, p.hd_qk, tid);
     load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, true>(
-        sV, LD_V, (const io_t*)p.v.ptr + b * p.v.sb + kvh * p.v.sh + n0 * p.v.ss, p.v.ss,
-        p.skv - n0, p.hd_v, tid);
+        sV, LD_V, (const io_t*)p.v.ptr + batch_base(p.v, b) + kvh * p.v.sh + n0 * p.v.ss,
+        p.v.ss, rows_held(p.v, L.kv, p.skv) - n0, p.hd_v, tid);
 #if !V_STAGED
     if (steps > 0) {
-        load_q_tile(sQ, p, b, kvh * group, m_begin * BLOCK_Q, tid);
-        load_do_tile(sdO, sLse, sDelta, p, b, kvh * group, m_begin * BLOCK_Q, tid);
+        load_q_tile(sQ, p, b, L.q, kvh * group, m_begin * BLOCK_Q, tid);
+        load_do_tile(sdO, sLse, sDelta, p, b, L.q, kvh * group, m_begin * BLOCK_Q, tid);
     }
 #endif
 #if HAS_BIAS && !PS_IN_V
@@ -551,8 +557,8 @@ rime_bwd_main(const AttnParams p) {
 #if V_STAGED
     __syncthreads();  // every warp has its V fragments: the Q and dO buffers take their tiles
     if (steps > 0) {
-        load_q_tile(sQ, p, b, kvh * group, m_begin * BLOCK_Q, tid);
-        load_do_tile(sdO, sLse, sDelta, p, b, kvh * group, m_begin * BLOCK_Q, tid);
+        load_q_tile(sQ, p, b, L.q, kvh * group, m_begin * BLOCK_Q, tid);
+        load_do_tile(sdO, sLse, sDelta, p, b, L.q, kvh * group, m_begin * BLOCK_Q, tid);
     }
 #elif HAS_BIAS
     __syncthreads();  // every warp has its V fragments: sP (V's space) takes the first bias tile
@@ -596,7 +602,7 @@ rime_bwd_main(const AttnParams p) {
         __syncthreads();  // this step's Q / dO / Stats / delta have landed; sP / sdS are free
 #if STAGES == 2
         // Every warp has finished the previous step: its Q buffer takes the next step's Q.
-        if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, next_h, next_q0, tid);
+        if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, L.q, next_h, next_q0, tid);
 #endif
 
         // Product 1: S = Q K^T and dP = dO V^T, in one k loop over the common head dim (two
@@ -678,7 +684,7 @@ rime_bwd_main(const AttnParams p) {
         warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_V>(dv, at_p,
                                                                               bt_do + do_off);
         __syncthreads();
-        if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, next_h, next_q0, tid);
+        if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, L.q, next_h, next_q0, tid);
 #if HAS_BIAS
         if (has_next) load_bias_tile(sP, p, b, next_h, next_q0, n0, tid);
 #endif
@@ -686,7 +692,7 @@ rime_bwd_main(const AttnParams p) {
                                                                                bt_q + q_off);
 #if STAGES == 1
         __syncthreads();  // every warp is past its reads of sQ
-        if (has_next) load_q_tile(sQ, p, b, next_h, next_q0, tid);
+        if (has_next) load_q_tile(sQ, p, b, L.q, next_h, next_q0, tid);
 #endif
 #if DBIAS_MODE == 1
         // dBias = dS (the io-dtype value).
@@ -748,27 +754,28 @@ rime_bwd_main(const AttnParams p) {
         m = next_m;
     }
 
-    // Epilogue: dK (scaled) and dV in the io dtype, rows past Skv skipped. A tile no query
-    // row reaches stores zeros.
-    io_t* gdK = (io_t*)p.dk.ptr + b * p.dk.sb + kvh * p.dk.sh;
-    io_t* gdV = (io_t*)p.dv.ptr + b * p.dv.sb + kvh * p.dv.sh;
+    // Epilogue: dK (scaled) and dV in the io dtype, rows past Skv (or past a ragged dK / dV's
+    // real tokens) skipped. A tile no query row reaches stores zeros.
+    io_t* gdK = (io_t*)p.dk.ptr + batch_base(p.dk, b) + kvh * p.dk.sh;
+    io_t* gdV = (io_t*)p.dv.ptr + batch_base(p.dv, b) + kvh * p.dv.sh;
+    const int dk_rows = rows_held(p.dk, L.kv, p.skv);
+    const int dv_rows = rows_held(p.dv, L.kv, p.skv);
 #pragma unroll
     for (int mi = 0; mi < DKV_M / 16; ++mi) {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
             const int j = n0 + k_jl0 + mi * 16 + g + 8 * r;
-            if (j >= p.skv) continue;
 #pragma unroll
             for (int nt = 0; nt < DK_N / 8; ++nt) {
                 const int d = k_dk0 + nt * 8;
-                if (d < p.hd_qk)
+                if (d < p.hd_qk && j < dk_rows)
                     *(u32*)(gdK + (i64)j * p.dk.ss + d + 2 * t) =
                         pack_io2(dk[mi][nt][2 * r] * p.scale, dk[mi][nt][2 * r + 1] * p.scale);
             }
 #pragma unroll
             for (int nt = 0; nt < DV_N / 8; ++nt) {
                 const int d = k_dv0 + nt * 8;
-                if (d < p.hd_v)
+                if (d < p.hd_v && j < dv_rows)
                     *(u32*)(gdV + (i64)j * p.dv.ss + d + 2 * t) =
                         pack_io2(dv[mi][nt][2 * r], dv[mi][nt][2 * r + 1]);
             }

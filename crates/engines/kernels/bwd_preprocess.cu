@@ -26,21 +26,25 @@ rime_bwd_preprocess(const AttnParams p) {
     const int warp = threadIdx.x >> 5;
     const int h = blockIdx.y;
     const int b = blockIdx.z;
-    const io_t* gO = (const io_t*)p.o.ptr + b * p.o.sb + h * p.o.sh;
-    const io_t* gdO = (const io_t*)p.d_o.ptr + b * p.d_o.sb + h * p.d_o.sh;
+    const io_t* gO = (const io_t*)p.o.ptr + batch_base(p.o, b) + h * p.o.sh;
+    const io_t* gdO = (const io_t*)p.d_o.ptr + batch_base(p.d_o, b) + h * p.d_o.sh;
     float* delta = (float*)p.delta + ((i64)b * p.hq + h) * p.sq;
     float* dq_acc = p.dq_accum ? (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * p.hd_qk : 0;
     float* dsink_rows =
         p.dsink_rows && p.sink.ptr ? (float*)p.dsink_rows + ((i64)b * p.hq + h) * p.sq : 0;
     const float sink = dsink_rows ? ((const float*)p.sink.ptr)[h * p.sink.sh] : 0.f;
-    const float* stats = (const float*)p.stats.ptr + b * p.stats.sb + h * p.stats.sh;
+    const float* stats = (const float*)p.stats.ptr + batch_base(p.stats, b) + h * p.stats.sh;
     const int q_len = seq_lens(p, b).q;
+    // A ragged O, dO or Stats has no rows past the sequence's length: those rows get delta 0
+    // and dSink term 0 without a read (the main kernel masks them anyway).
+    const int od_rows = min(rows_held(p.o, q_len, p.sq), rows_held(p.d_o, q_len, p.sq));
+    const int s_rows = rows_held(p.stats, q_len, p.sq);
 
     for (int r = warp; r < PRE_ROWS; r += PRE_WARPS) {
         const int i = blockIdx.x * PRE_ROWS + r;
         if (i >= p.sq) break;
         float acc = 0.f;
-        for (int d = lane; d < p.hd_v; d += 32) {
+        for (int d = lane; i < od_rows && d < p.hd_v; d += 32) {
             acc += io_to_f32(gdO[(i64)i * p.d_o.ss + d]) * io_to_f32(gO[(i64)i * p.o.ss + d]);
         }
 #pragma unroll
@@ -48,7 +52,7 @@ rime_bwd_preprocess(const AttnParams p) {
         if (lane == 0) {
             delta[i] = acc;
             if (dsink_rows) {
-                const float lse = stats[(i64)i * p.stats.ss];
+                const float lse = i < s_rows ? stats[(i64)i * p.stats.ss] : -rime_neg_inf();
                 const bool counts = i < q_len && lse != -rime_neg_inf();
                 dsink_rows[i] = counts ? -rime_exp2((sink - lse) * RIME_LOG2E) * acc : 0.f;
             }

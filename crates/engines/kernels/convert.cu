@@ -13,6 +13,9 @@
 // element of dst is written whatever the plane's size. No shared memory. ConvertParams comes
 // from the generated kernel ABI.
 //
+// A ragged destination (p.ragged != 0: dQ of a THD layout) starts batch a at its validated
+// offset and has rows i < its sequence length only; the rows past it are not written.
+//
 // Defines: IS_BF16.
 
 extern "C" __global__ void __launch_bounds__(RIME_CONVERT_THREADS)
@@ -20,7 +23,11 @@ rime_convert(const ConvertParams p) {
     const int c = blockIdx.y;
     const int a = blockIdx.z;
     const float* src = (const float*)p.src + ((i64)a * p.d1 + c) * p.plane;
-    io_t* dst = (io_t*)p.dst + a * p.s0 + c * p.s1;
+    const i64 base = p.ragged ? ((const i64*)p.ragged)[a] : (i64)a * p.s0;
+    io_t* dst = (io_t*)p.dst + base + c * p.s1;
+    // A ragged destination has rows for its sequence's real tokens only (clamp_len: attn.cuh).
+    const i64 rows = p.ragged ? clamp_len(p.rows, a, (int)(p.plane / p.d3)) : p.plane / p.d3;
+    const i64 end = rows * p.d3;
     // Element e is (row i, column j) of the plane; one division up front, then each grid-stride
     // step advances (i, j) by the step's quotient and remainder.
     const i64 step = (i64)gridDim.x * RIME_CONVERT_THREADS;
@@ -29,7 +36,7 @@ rime_convert(const ConvertParams p) {
     i64 e = (i64)blockIdx.x * RIME_CONVERT_THREADS + threadIdx.x;
     i64 i = e / p.d3;
     int j = (int)(e - i * p.d3);
-    for (; e < p.plane; e += step) {
+    for (; e < end; e += step) {
         float acc = src[e];
         for (int k = 1; k < p.parts; ++k) acc += src[k * p.part_stride + e];
         dst[i * p.s2 + j] = f32_to_io(acc * p.scale);

@@ -42,7 +42,9 @@ rime_dq_gemm(const AttnParams p) {
     const i64 pitch = ds_pitch(p.skv);
 
     const io_t* gdS = (const io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * pitch + q0 * pitch;
-    const io_t* gK = (const io_t*)p.k.ptr + b * p.k.sb + kvh * p.k.sh;
+    const io_t* gK = (const io_t*)p.k.ptr + batch_base(p.k, b) + kvh * p.k.sh;
+    const SeqLens L = seq_lens(p, b);
+    const int k_rows = rows_held(p.k, L.kv, p.skv);
 
     float acc[HEAD_DIM_QK / 8][4];
 #pragma unroll
@@ -58,7 +60,7 @@ rime_dq_gemm(const AttnParams p) {
         load_tile<BLOCK_Q, BLOCK_KV, WARPS * 32, false>(sdS, LD_DS, gdS + j0, pitch, p.sq - q0,
                                                         (p.skv - j0 + 7) / 8 * 8, tid);
         load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false>(sK, LD_K, gK + j0 * p.k.ss, p.k.ss,
-                                                            p.skv - j0, p.hd_qk, tid);
+                                                            k_rows - j0, p.hd_qk, tid);
         cp_async_wait_all();
         __syncthreads();
 #pragma unroll
@@ -75,11 +77,12 @@ rime_dq_gemm(const AttnParams p) {
         }
     }
 
-    io_t* gdQ = (io_t*)p.dq.ptr + b * p.dq.sb + h * p.dq.sh;
+    io_t* gdQ = (io_t*)p.dq.ptr + batch_base(p.dq, b) + h * p.dq.sh;
+    const int dq_rows = rows_held(p.dq, L.q, p.sq);  // a ragged dQ: the real tokens only
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         const int i = q0 + warp * 16 + g + r * 8;
-        if (i < p.sq) {
+        if (i < dq_rows) {
 #pragma unroll
             for (int dt = 0; dt < HEAD_DIM_QK / 8; ++dt)
                 if (dt * 8 < p.hd_qk)

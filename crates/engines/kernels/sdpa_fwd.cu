@@ -53,9 +53,9 @@ rime_sdpa_fwd(const AttnParams p) {
     const int hv = h / (p.hq / p.hv);
     const int m0 = m_tile * BLOCK_Q;
 
-    const io_t* gQ = (const io_t*)p.q.ptr + b * p.q.sb + h * p.q.sh + m0 * p.q.ss;
-    const io_t* gK = (const io_t*)p.k.ptr + b * p.k.sb + hk * p.k.sh;
-    const io_t* gV = (const io_t*)p.v.ptr + b * p.v.sb + hv * p.v.sh;
+    const io_t* gQ = (const io_t*)p.q.ptr + batch_base(p.q, b) + h * p.q.sh + m0 * p.q.ss;
+    const io_t* gK = (const io_t*)p.k.ptr + batch_base(p.k, b) + hk * p.k.sh;
+    const io_t* gV = (const io_t*)p.v.ptr + batch_base(p.v, b) + hv * p.v.sh;
 #if HAS_BIAS
     const io_t* gB = (const io_t*)p.bias.ptr + b * p.bias.sb + h * p.bias.sh;
 #endif
@@ -82,8 +82,10 @@ rime_sdpa_fwd(const AttnParams p) {
     const int n_begin = j_begin / BLOCK_KV;
     const int n_end = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV : n_begin;
 
-    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, false>(sQ, LD_QK, gQ, p.q.ss, p.sq - m0, p.hd_qk,
-                                                       tid);
+    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, false>(
+        sQ, LD_QK, gQ, p.q.ss, rows_held(p.q, L.q, p.sq) - m0, p.hd_qk, tid);
+    const int k_rows = rows_held(p.k, L.kv, p.skv);
+    const int v_rows = rows_held(p.v, L.kv, p.skv);
 
     const float scale_log2 = p.scale * RIME_LOG2E;
 #if HAS_ALIBI
@@ -111,9 +113,9 @@ rime_sdpa_fwd(const AttnParams p) {
         const int n0 = n * BLOCK_KV;
         __syncthreads();
         load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false>(sK, LD_QK, gK + n0 * p.k.ss, p.k.ss,
-                                                            p.skv - n0, p.hd_qk, tid);
+                                                            k_rows - n0, p.hd_qk, tid);
         load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, false>(sV, LD_V, gV + n0 * p.v.ss, p.v.ss,
-                                                           p.skv - n0, p.hd_v, tid);
+                                                           v_rows - n0, p.hd_v, tid);
         cp_async_wait_all();
         __syncthreads();
 
@@ -209,18 +211,23 @@ rime_sdpa_fwd(const AttnParams p) {
         row_sum[r] += rime_shfl_xor(row_sum[r], 2);
         inv[r] = row_sum[r] > 0.f ? rime_rcp(row_sum[r]) : 0.f;
     }
-    io_t* gO = (io_t*)p.o.ptr + b * p.o.sb + h * p.o.sh;
-    float* gS = (float*)p.stats.ptr + b * p.stats.sb + h * p.stats.sh;
+    io_t* gO = (io_t*)p.o.ptr + batch_base(p.o, b) + h * p.o.sh;
+    float* gS = (float*)p.stats.ptr + batch_base(p.stats, b) + h * p.stats.sh;
+    // A ragged O or Stats has rows for the real tokens only (a padded one gets every row).
+    const int o_rows = rows_held(p.o, L.q, p.sq);
+    const int s_rows = rows_held(p.stats, L.q, p.sq);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         const int i = qrow0 + r * 8;
-        if (i < p.sq) {
+        if (i < o_rows) {
 #pragma unroll
             for (int dt = 0; dt < HEAD_DIM_V / 8; ++dt) {
                 if (dt * 8 >= p.hd_v) break;  // padded head-dim columns are not stored
                 u32 v = pack_io2(o_acc[dt][2 * r] * inv[r], o_acc[dt][2 * r + 1] * inv[r]);
                 *(u32*)(gO + (i64)i * p.o.ss + dt * 8 + 2 * t) = v;
             }
+        }
+        if (i < s_rows) {
             if (t == 0 && p.stats.ptr != 0) {  // Stats only when the node writes them
                 // A row with nothing kept (and no sink) gets +inf, so that exp(S - Stats) = 0
                 // downstream; with a sink its sum holds the sink's 1.

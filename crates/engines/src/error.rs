@@ -159,6 +159,21 @@ pub enum EngineError {
         /// Value given.
         value: i64,
     },
+    /// A ragged tensor's offset is not a multiple of the elements the sm120 kernels move at
+    /// once: its sequence's rows would not be 16-byte aligned.
+    #[error("tensor '{tensor_}': its ragged offsets '{offsets_}' give {value} for batch {index}, not a multiple of {multiple} elements (16-byte rows, as the sm120 kernels load them)", tensor_ = rime_graph::shown(.tensor), offsets_ = rime_graph::shown(.offsets))]
+    RaggedOffsetMisaligned {
+        /// The ragged tensor.
+        tensor: String,
+        /// Its offsets tensor.
+        offsets: String,
+        /// Index of the offset (0..=B).
+        index: usize,
+        /// Value given.
+        value: usize,
+        /// The multiple needed (elements).
+        multiple: usize,
+    },
     /// A ragged tensor's offsets decrease: a sequence would end before it starts.
     #[error("tensor '{tensor_}': its ragged offsets '{offsets_}' decrease at batch {batch} ({start} then {end}); they must not decrease", tensor_ = rime_graph::shown(.tensor), offsets_ = rime_graph::shown(.offsets))]
     RaggedOffsetsNotMonotone {

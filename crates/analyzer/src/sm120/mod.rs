@@ -1,6 +1,7 @@
 //! The SM120 engine's support surface: kernel table, engine-wide rules, routes and workspace.
 //!
-//! Forward nodes get one configuration (the forward kernel, no workspace). Backward nodes get
+//! Forward nodes get one configuration (the forward kernel; a workspace only for the offsets of
+//! ragged tensors). Backward nodes get
 //! one configuration per route (atomic, relay, two_kernel, and ordered_dbias when dBias sums
 //! over a broadcast bias), each with its own rejections and exact workspace.
 
@@ -14,7 +15,7 @@ pub use routes::{
     two_kernel_pair_rejections, ORDERED_DBIAS_FREE_MEMORY_DIVISOR, TWO_KERNEL_FREE_MEMORY_DIVISOR,
 };
 pub use surface::{MAX_GRID_YZ, MAX_SEQUENCE, VECTOR_PORTS};
-pub use workspace::{backward_workspace, WorkspaceNeeds, DS_PITCH_COLUMNS};
+pub use workspace::{backward_workspace, forward_workspace, WorkspaceNeeds, DS_PITCH_COLUMNS};
 
 use crate::report::{ConfigReport, Verdict};
 use crate::rules::NodeCtx;
@@ -30,13 +31,9 @@ pub(crate) fn check(ctx: &NodeCtx<'_>) -> Vec<ConfigReport> {
     let kernel = kernels::select(role, ctx.shape.dqk, ctx.shape.dv);
     let common = surface::check(ctx, kernel);
     if !ctx.is_backward() {
-        return vec![config(
-            None,
-            kernel,
-            None,
-            Some(WorkspaceLayout::empty()),
-            common,
-        )];
+        let mut rejections = common;
+        let workspace = routes::forward_workspace(ctx, &mut rejections);
+        return vec![config(None, kernel, None, workspace, rejections)];
     }
     // ordered_dbias differs from relay only in how a broadcast bias's dBias is summed.
     let reduces_dbias = workspace::needs(ctx).dbias_accum_elements.is_some();

@@ -37,7 +37,32 @@ pub(super) fn sized_workspace(
     main: &KernelConfig,
     out: &mut Vec<Rejection>,
 ) -> Option<WorkspaceLayout> {
-    match backward_workspace(&ctx.shape, route, main, needs(ctx)) {
+    sized(
+        ctx,
+        backward_workspace(&ctx.shape, route, main, needs(ctx)),
+        out,
+    )
+}
+
+/// The forward's workspace (the ragged tensors' offsets, if any), or a rejection when its size
+/// overflows.
+pub(super) fn forward_workspace(
+    ctx: &NodeCtx<'_>,
+    out: &mut Vec<Rejection>,
+) -> Option<WorkspaceLayout> {
+    sized(
+        ctx,
+        super::workspace::forward_workspace(&ctx.shape, needs(ctx)),
+        out,
+    )
+}
+
+fn sized(
+    ctx: &NodeCtx<'_>,
+    layout: Result<WorkspaceLayout, crate::workspace::WorkspaceOverflow>,
+    out: &mut Vec<Rejection>,
+) -> Option<WorkspaceLayout> {
+    match layout {
         Ok(w) => Some(w),
         Err(e) => {
             out.push(

@@ -175,13 +175,6 @@ fn features(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
             "the SM120 engine does not implement dropout",
         ));
     }
-    if let Some(port) = ctx.ragged_port() {
-        out.push(Rejection::new(
-            ReasonCode::Sm120Ragged,
-            ctx.port(port),
-            format!("{port} has a ragged (THD) offset"),
-        ));
-    }
     if ctx.bias_broadcast().is_some_and(|b| b.seq) {
         let dims = ctx
             .tensor(Port::Bias)

@@ -8,7 +8,8 @@
 //! (atomic, relay), or instead
 //! `dbias_partials` f32 B*Hq*Sq*Skv (ordered_dbias: one dBias-sized slice per broadcast (batch,
 //! head)); `dsink_rows` f32 B*Hq*Sq when dSink is requested (each row's term, summed per head
-//! in a fixed order). ordered_dbias has relay's dQ regions.
+//! in a fixed order); `ragged_offsets` i64 (B+1) per ragged token tensor (THD), also in a
+//! forward's workspace (its only region). ordered_dbias has relay's dQ regions.
 
 use rime_graph::{Port, SdpaShape};
 
@@ -27,6 +28,8 @@ pub struct WorkspaceNeeds {
     pub dbias_accum_elements: Option<u64>,
     /// dSink requested.
     pub dsink: bool,
+    /// Ragged (THD) token tensors (Q, K, V, O, dO, Stats, dQ, dK, dV with a ragged offset).
+    pub ragged_tensors: u64,
 }
 
 fn count(v: i64, kind: RegionKind) -> Result<u64, WorkspaceOverflow> {
@@ -100,7 +103,45 @@ pub fn backward_workspace(
     if needs.dsink {
         w.push(K::DsinkRows, 4, product(&[s.b, s.hq, s.sq], K::DsinkRows)?)?;
     }
+    push_ragged(&mut w, shape, needs)?;
     Ok(w)
+}
+
+/// The exact forward workspace: the ragged tensors' offsets, when there are any.
+///
+/// # Errors
+/// [`WorkspaceOverflow`] when a size does not fit in 64 bits.
+pub fn forward_workspace(
+    shape: &SdpaShape,
+    needs: WorkspaceNeeds,
+) -> Result<WorkspaceLayout, WorkspaceOverflow> {
+    let mut w = WorkspaceLayout::empty();
+    push_ragged(&mut w, shape, needs)?;
+    Ok(w)
+}
+
+/// B + 1 i64 offsets per ragged tensor (`RegionKind::RaggedOffsets`), in the order the engine
+/// lays them out.
+fn push_ragged(
+    w: &mut WorkspaceLayout,
+    s: &SdpaShape,
+    needs: WorkspaceNeeds,
+) -> Result<(), WorkspaceOverflow> {
+    use RegionKind as K;
+    if needs.ragged_tensors == 0 {
+        return Ok(());
+    }
+    let per_tensor = count(s.b, K::RaggedOffsets)?
+        .checked_add(1)
+        .ok_or(WorkspaceOverflow {
+            kind: K::RaggedOffsets,
+        })?;
+    let elements = per_tensor
+        .checked_mul(needs.ragged_tensors)
+        .ok_or(WorkspaceOverflow {
+            kind: K::RaggedOffsets,
+        })?;
+    w.push(K::RaggedOffsets, 8, elements)
 }
 
 /// The workspace needs of a node (broadcast dBias accumulator, dSink row terms).
@@ -110,9 +151,14 @@ pub(super) fn needs(ctx: &crate::rules::NodeCtx<'_>) -> WorkspaceNeeds {
         .tensor(Port::DBias)
         .filter(|_| reduces)
         .and_then(|t| t.element_count());
+    let ragged = ctx
+        .ragged_ports()
+        .filter(|p| p.token_sequence().is_some())
+        .count();
     WorkspaceNeeds {
         dbias_accum_elements: dbias,
         dsink: ctx.has(Port::DSink),
+        ragged_tensors: u64::try_from(ragged).unwrap_or(u64::MAX),
     }
 }
 
@@ -137,6 +183,7 @@ mod tests {
         let none = WorkspaceNeeds {
             dbias_accum_elements: None,
             dsink: false,
+            ragged_tensors: 0,
         };
         let atomic = backward_workspace(&s, Route::Atomic, main, none).unwrap();
         let delta = 2 * 8 * 1000 * 4;
@@ -162,6 +209,7 @@ mod tests {
         let with = WorkspaceNeeds {
             dbias_accum_elements: Some(8 * 1000 * 1000),
             dsink: true,
+            ragged_tensors: 0,
         };
         let full = backward_workspace(&s, Route::Relay, main, with).unwrap();
         assert_eq!(
@@ -190,5 +238,21 @@ mod tests {
         assert!(ordered.region(RegionKind::DqAccum).is_some());
         let huge = SdpaShape { b: i64::MAX, ..s };
         assert!(backward_workspace(&huge, Route::Atomic, main, none).is_err());
+        // Ragged tensors: B + 1 i64 offsets each, last, in the forward's workspace too.
+        let thd = WorkspaceNeeds {
+            ragged_tensors: 9,
+            ..none
+        };
+        let w = backward_workspace(&s, Route::Atomic, main, thd).unwrap();
+        let offsets = w.region(RegionKind::RaggedOffsets).unwrap();
+        assert_eq!((offsets.bytes, offsets.offset % 256), (9 * 3 * 8, 0));
+        assert_eq!(
+            w.regions().last().map(|r| r.kind),
+            Some(RegionKind::RaggedOffsets)
+        );
+        let fwd = forward_workspace(&s, thd).unwrap();
+        assert_eq!(fwd.total_bytes(), 256);
+        assert_eq!(forward_workspace(&s, none).unwrap().total_bytes(), 0);
+        assert!(forward_workspace(&huge, thd).is_err());
     }
 }

@@ -44,12 +44,16 @@ pub struct SelftestArgs {
     /// (RTE006), and an allocation beyond free memory must fail with the needed and free bytes.
     #[arg(long)]
     pub resources: bool,
+    /// Hostile ragged (THD) offsets and lengths: each must get the engine's error with every
+    /// output untouched, and valid offsets must write the real tokens only.
+    #[arg(long)]
+    pub ragged: bool,
     /// Executions per route for `--determinism`.
     #[arg(long, default_value_t = 20)]
     pub repeats: usize,
     /// Print a JSON document of the sweep (schemas/selftest.v1.schema.json) on stdout; the
     /// lines go to stderr. For the conformance sweep only.
-    #[arg(long, conflicts_with_all = ["determinism", "edge", "resources"])]
+    #[arg(long, conflicts_with_all = ["determinism", "edge", "resources", "ragged"])]
     pub json: bool,
 }
 
@@ -105,7 +109,7 @@ pub fn run(args: &SelftestArgs) -> anyhow::Result<ExitCode> {
     if args.determinism {
         return super::determinism::run(&dev, args, file.as_mut());
     }
-    if args.edge || args.resources {
+    if args.edge || args.resources || args.ragged {
         return super::selftest_edge::run(&dev, args, file.as_mut());
     }
     let target = rime_engines::cuda::auto_target(0)?;

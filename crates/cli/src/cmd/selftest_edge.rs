@@ -1,5 +1,5 @@
-//! `rime selftest --edge` and `--resources`: the edge-numerics table on the sm120 engine, and
-//! the out-of-memory checks, printed one line per case.
+//! `rime selftest --edge`, `--resources` and `--ragged`: the edge-numerics table on the sm120
+//! engine, the out-of-memory checks and the hostile ragged offsets, printed one line per case.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -72,6 +72,13 @@ pub fn run(
         for r in resources::run(dev, &target) {
             let status = if r.passed { "PASS" } else { "FAIL" };
             emit(format!("{status} resources/{}: {}", r.name, r.detail))?;
+            failed += usize::from(!r.passed);
+        }
+    }
+    if args.ragged {
+        for r in rime_conformance::ragged_hostile::run(dev) {
+            let status = if r.passed { "PASS" } else { "FAIL" };
+            emit(format!("{status} ragged/{}: {}", r.name, r.detail))?;
             failed += usize::from(!r.passed);
         }
     }

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rime_analyzer::{ApprovedPlan, AttnScale, EngineConfig, EngineKind, SdpaProblem, TensorSpec};
-use rime_graph::{DataType, Graph, NodeId, OpKind, Port, Scalar, Sequence, TensorId};
+use rime_graph::{DataType, Graph, NodeId, OpKind, Port, Scalar, TensorId};
 
 use super::layout::{HostSliceMut, TensorMut, TensorRef, View4};
 use super::problem::{
     AttentionInputs, BackwardInputs, BackwardOutputs, Dropout, ForwardOutputs, Problem, SeqLens,
 };
-use super::ragged::Ragged;
+use super::ragged::{check_max_total, integers, offsets_of, seq_len_values, Ragged};
 use super::{backward, forward, memory, rng_dump, PhiloxDropout};
 use crate::{
     check_workspace, expect_engine, Binding, Buffer, Engine, EngineError, HostBuffer, HostData,
@@ -23,17 +23,6 @@ const ENGINE: &str = "cpu_reference";
 
 /// The element offsets of every ragged-offsets tensor a plan reads, by tensor.
 type Offsets = BTreeMap<TensorId, Vec<usize>>;
-
-/// Elements (i, 0, 0, 0) for i < `count` of an integer tensor: sequence lengths, offsets.
-/// `None` when the buffer does not hold integers.
-fn integers(buffer: &dyn Buffer, view: &View4, count: usize) -> Option<Vec<i64>> {
-    let at = |i: usize| view.offset(i, 0, 0, 0);
-    match buffer.host()? {
-        HostData::I32(x) => Some((0..count).map(|i| i64::from(x[at(i)])).collect()),
-        HostData::I64(x) => Some((0..count).map(|i| x[at(i)]).collect()),
-        HostData::Float(_) => None,
-    }
-}
 
 /// The buffer read for tensor `t`, or which tensor is missing.
 fn read_of<'r>(
@@ -46,41 +35,6 @@ fn read_of<'r>(
         .ok_or_else(|| EngineError::MissingBuffer {
             tensor: t.name.clone(),
         })
-}
-
-/// The element offsets held by `o`, the offsets tensor `id` of the ragged tensor `tensor`, from a
-/// checked pack: each must be >= 0.
-fn offsets_of(
-    tensor: &str,
-    o: &rime_graph::Tensor,
-    pack: &VariantPack,
-    binding: &Binding,
-    id: TensorId,
-) -> Result<Vec<usize>, EngineError> {
-    let view = View4::new(&o.name, &o.dims, &o.strides)?;
-    let buffer = pack
-        .bound(binding, id)
-        .ok_or_else(|| EngineError::MissingBuffer {
-            tensor: o.name.clone(),
-        })?;
-    let values =
-        integers(buffer, &view, view.dims[0]).ok_or_else(|| EngineError::DataTypeMismatch {
-            tensor: o.name.clone(),
-            expected: DataType::I64,
-            actual: buffer.data_type(),
-        })?;
-    values
-        .into_iter()
-        .enumerate()
-        .map(|(index, value)| {
-            usize::try_from(value).map_err(|_| EngineError::RaggedOffsetNegative {
-                tensor: tensor.to_owned(),
-                offsets: o.name.clone(),
-                index,
-                value,
-            })
-        })
-        .collect()
 }
 
 /// The CPU reference engine.
@@ -248,17 +202,8 @@ impl CpuPlan {
                 continue; // validation requires both with the padding mask
             };
             let buffer = read_of(reads, t)?;
-            let values =
-                integers(buffer, &view, s.b).ok_or_else(|| self.wrong_type(port, buffer))?;
-            for (b, value) in values.into_iter().enumerate() {
-                let len = usize::try_from(value).ok().filter(|&l| l <= max);
-                out.push(len.ok_or_else(|| EngineError::SeqLenOutOfRange {
-                    tensor: t.name.clone(),
-                    batch: b,
-                    value,
-                    max,
-                })?);
-            }
+            *out = seq_len_values(t, &view, buffer, s.b, max)
+                .ok_or_else(|| self.wrong_type(port, buffer))??;
         }
         Ok(Some(lens))
     }
@@ -379,29 +324,14 @@ impl CpuPlan {
                     tensor: format!("ragged offsets of '{}'", t.name),
                 })?;
             if let Entry::Vacant(slot) = read.entry(id) {
-                slot.insert(offsets_of(&t.name, o, pack, binding, id)?);
+                let buffer = pack
+                    .bound(binding, id)
+                    .ok_or_else(|| EngineError::MissingBuffer {
+                        tensor: o.name.clone(),
+                    })?;
+                slot.insert(offsets_of(&t.name, o, buffer)?);
             }
-            let (option, total) = match sequence {
-                Sequence::Q => ("max_total_seq_len_q", self.spec.max_total_seq_len_q),
-                Sequence::Kv => ("max_total_seq_len_kv", self.spec.max_total_seq_len_kv),
-            };
-            let last = read[&id].last().copied().unwrap_or(0);
-            let stride = t.strides[2];
-            // The cuDNN frontend sizes its packed scratch by total x token stride elements.
-            let limit = total.and_then(|n| n.checked_mul(u64::try_from(stride).ok()?));
-            if let (Some(total), Some(limit)) = (total, limit) {
-                if u64::try_from(last).map_or(true, |l| l > limit) {
-                    return Err(EngineError::RaggedPastMaxTotal {
-                        tensor: t.name.clone(),
-                        offsets: o.name.clone(),
-                        option,
-                        total,
-                        stride,
-                        limit,
-                        last,
-                    });
-                }
-            }
+            check_max_total(&self.spec, t, sequence, &o.name, &read[&id])?;
         }
         Ok(read)
     }

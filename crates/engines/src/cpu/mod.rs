@@ -20,7 +20,7 @@ mod mask;
 pub mod memory;
 mod philox;
 mod problem;
-mod ragged;
+pub(crate) mod ragged;
 mod reduce;
 mod tile;
 

@@ -7,10 +7,116 @@
 //!
 //! The checks here make every access of a ragged tensor land inside its own sequence: the
 //! offsets do not decrease, the last one is inside the buffer, and each sequence's tokens fit
-//! between its offset and the next, so sequences never overlap (outputs included).
+//! between its offset and the next, so sequences never overlap (outputs included). They are
+//! engine-neutral: the sm120 engine runs the same ones on the offsets and lengths it copies to
+//! the host before its kernels run (`crates/engines/src/cuda/ragged.rs`).
+
+use rime_analyzer::{SdpaProblem, TensorSpec};
+use rime_graph::{Sequence, Tensor};
 
 use super::layout::View4;
-use crate::EngineError;
+use crate::{Buffer, EngineError, HostData};
+
+/// Elements (i, 0, 0, 0) for i < `count` of an integer tensor: sequence lengths, offsets.
+/// `None` when the buffer does not hold integers (or is not on the host).
+pub(crate) fn integers(buffer: &dyn Buffer, view: &View4, count: usize) -> Option<Vec<i64>> {
+    let at = |i: usize| view.offset(i, 0, 0, 0);
+    match buffer.host()? {
+        HostData::I32(x) => Some((0..count).map(|i| i64::from(x[at(i)])).collect()),
+        HostData::I64(x) => Some((0..count).map(|i| x[at(i)]).collect()),
+        HostData::Float(_) => None,
+    }
+}
+
+/// The B + 1 element offsets held by `buffer`, the offsets tensor `o` of the ragged tensor
+/// `tensor`: each must be >= 0 (the order and the ends are checked with the tensor's view).
+pub(crate) fn offsets_of(
+    tensor: &str,
+    o: &Tensor,
+    buffer: &dyn Buffer,
+) -> Result<Vec<usize>, EngineError> {
+    let view = View4::new(&o.name, &o.dims, &o.strides)?;
+    let values =
+        integers(buffer, &view, view.dims[0]).ok_or_else(|| EngineError::DataTypeMismatch {
+            tensor: o.name.clone(),
+            expected: rime_graph::DataType::I64,
+            actual: buffer.data_type(),
+        })?;
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(index, value)| {
+            usize::try_from(value).map_err(|_| EngineError::RaggedOffsetNegative {
+                tensor: tensor.to_owned(),
+                offsets: o.name.clone(),
+                index,
+                value,
+            })
+        })
+        .collect()
+}
+
+/// Checks the last offset of ragged tensor `t` (of `sequence`) against what
+/// `max_total_seq_len_q/kv` tokens hold when the option is set: total x the token stride
+/// elements, the packed scratch the cuDNN frontend sizes by it.
+pub(crate) fn check_max_total(
+    spec: &SdpaProblem,
+    t: &TensorSpec,
+    sequence: Sequence,
+    offsets_name: &str,
+    offsets: &[usize],
+) -> Result<(), EngineError> {
+    let (option, total) = match sequence {
+        Sequence::Q => ("max_total_seq_len_q", spec.max_total_seq_len_q),
+        Sequence::Kv => ("max_total_seq_len_kv", spec.max_total_seq_len_kv),
+    };
+    let last = offsets.last().copied().unwrap_or(0);
+    let stride = t.strides[2];
+    let limit = total.and_then(|n| n.checked_mul(u64::try_from(stride).ok()?));
+    if let (Some(total), Some(limit)) = (total, limit) {
+        if u64::try_from(last).map_or(true, |l| l > limit) {
+            return Err(EngineError::RaggedPastMaxTotal {
+                tensor: t.name.clone(),
+                offsets: offsets_name.to_owned(),
+                option,
+                total,
+                stride,
+                limit,
+                last,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The `batch` sequence lengths of a padding mask's length tensor `t` (layout `view`) held
+/// by `buffer`, each within 0..=`max`; `None` when the buffer holds no integers.
+pub(crate) fn seq_len_values(
+    t: &TensorSpec,
+    view: &View4,
+    buffer: &dyn Buffer,
+    batch: usize,
+    max: usize,
+) -> Option<Result<Vec<usize>, EngineError>> {
+    let values = integers(buffer, view, batch)?;
+    Some(
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(b, value)| {
+                usize::try_from(value)
+                    .ok()
+                    .filter(|&l| l <= max)
+                    .ok_or_else(|| EngineError::SeqLenOutOfRange {
+                        tensor: t.name.clone(),
+                        batch: b,
+                        value,
+                        max,
+                    })
+            })
+            .collect(),
+    )
+}
 
 /// The sequence offsets of one ragged tensor: sequence `b` may use elements
 /// `offsets[b]..offsets[b + 1]`.

@@ -87,16 +87,21 @@ macro_rules! abi_struct {
 
 abi_struct! {
     /// One tensor argument: device address and element strides of the batch, head and sequence
-    /// dims (the last dim is contiguous); broadcast dims carry stride 0.
+    /// dims (the last dim is contiguous); broadcast dims carry stride 0. A ragged (THD) tensor
+    /// places batch b at element `ragged[b]` instead of `b x sb` and holds only its sequence's
+    /// real tokens.
     TensorRef {
         /// Device address (0 when the tensor is absent).
         ptr: u64,
-        /// Batch stride (elements).
+        /// Batch stride (elements; unused when ragged).
         sb: i64,
         /// Head stride (elements).
         sh: i64,
         /// Sequence stride (elements).
         ss: i64,
+        /// Workspace address of the B + 1 validated i64 element offsets of a ragged tensor
+        /// (the `ragged_offsets` region); 0 for a padded tensor.
+        ragged: u64,
     }
 }
 
@@ -218,6 +223,13 @@ abi_struct! {
         scale: f32,
         /// How many parts are summed (1: a plain conversion).
         parts: i32,
+        /// Workspace address of the destination's B + 1 i64 element offsets when it is ragged
+        /// (dim 0 is the batch), else 0.
+        ragged: u64,
+        /// The i32 lengths of dim 2 per dim-0 index (a ragged destination's sequence lengths,
+        /// the padding mask's; clamped to dim 2); ptr 0: every row. Rows past a ragged
+        /// destination's length do not exist and are not written.
+        rows: TensorRef,
     }
 }
 
@@ -278,8 +290,8 @@ mod tests {
             let check = format!("&v.{field} - base != {offset})");
             assert!(k.contains(&check), "missing: {check}");
         }
-        // One test per field: 4 in TensorRef, 42 in AttnParams, 11 in ConvertParams.
-        assert_eq!(k.matches("asm volatile(\"trap;\")").count(), 4 + 42 + 11);
+        // One test per field: 5 in TensorRef, 42 in AttnParams, 13 in ConvertParams.
+        assert_eq!(k.matches("asm volatile(\"trap;\")").count(), 5 + 42 + 13);
         assert!(offset_check_kernel(1).contains(&format!(
             "&v.batch - base != {})",
             std::mem::offset_of!(AttnParams, batch) + 1

@@ -143,6 +143,9 @@ pub struct BwdFeatures {
     /// causal band (see `heaviest_tiles_first` in plan.rs); never on relay or ordered_dbias,
     /// nor on a main kernel whose KV tile is below [`KV_MAJOR_MIN_BLOCK_KV`].
     pub kv_major: bool,
+    /// Some Q, K, V, O, dO, Stats, dK or dV is ragged (THD): `RAGGED=1`, the kernel reads each
+    /// tensor's offsets; 0 compiles the padded layout alone.
+    pub ragged: bool,
 }
 
 /// The smallest KV tile that gets the KV-major grid. A block streams all of its head's Q and dO
@@ -251,12 +254,14 @@ impl KernelBuild {
             alibi,
             dbias,
             kv_major,
+            ragged,
         } = features;
         let mut b = Self::tiled(KernelFile::BwdMain, main, io);
         b.defines.push(("HAS_BIAS", i64::from(has_bias)));
         b.defines.push(("HAS_ALIBI", i64::from(alibi)));
         b.defines.push(("DBIAS_MODE", dbias as i64));
         b.defines.push(("KV_MAJOR", i64::from(kv_major)));
+        b.defines.push(("RAGGED", i64::from(ragged)));
         b.defines.push(("DQ_ROUTE", route_code(route)));
         b
     }
@@ -341,15 +346,24 @@ impl KernelBuild {
             alibi,
             dbias,
             kv_major: false,
+            ragged: false,
         };
         if route == Route::OrderedDbias {
-            return vec![with_bias(DbiasMode::Partials)];
+            let partials = with_bias(DbiasMode::Partials);
+            return vec![
+                partials,
+                BwdFeatures {
+                    ragged: true,
+                    ..partials
+                },
+            ];
         }
         let plain = BwdFeatures {
             has_bias: false,
             alibi,
             dbias: DbiasMode::None,
             kv_major: false,
+            ragged: false,
         };
         let mut v = vec![plain];
         v.extend([DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate].map(with_bias));
@@ -364,6 +378,12 @@ impl KernelBuild {
                 .collect();
             v.extend(kv_major);
         }
+        // Every combination again with ragged tensors.
+        let ragged: Vec<_> = v
+            .iter()
+            .map(|f| BwdFeatures { ragged: true, ..*f })
+            .collect();
+        v.extend(ragged);
         v
     }
 

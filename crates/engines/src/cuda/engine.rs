@@ -264,7 +264,20 @@ impl Sm120EnginePlan {
         }
         check_workspace(self.plan.workspace_bytes(), workspace)?;
         let binding = self.check(pack)?;
-        let at = self.addresses(pack, &binding, workspace)?;
+        let mut at = self.addresses(pack, &binding, workspace)?;
+        let memory = match workspace {
+            Workspace::Device(w) => Some(w.memory()),
+            _ => None,
+        };
+        at.ragged = super::ragged::upload(
+            device,
+            self.plan.problem(),
+            &self.graph,
+            pack,
+            &binding,
+            self.plan.workspace(),
+            memory,
+        )?;
         // SAFETY: `check` proved every buffer is bound, of its tensor's type and long enough
         // for its strided extent; `addresses` that each is a device buffer of this device,
         // aligned, with no output overlapping another buffer or the workspace, which is at

@@ -117,6 +117,9 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
                 Some(i64::from(causal && !ordered && kernel.block_kv >= 64)),
                 "{what}"
             );
+            // The ragged-layout code exactly when some tensor is ragged.
+            let ragged = p.tensors().any(|(_, t)| t.ragged_offset.is_some());
+            assert_eq!(define(&main, "RAGGED"), Some(i64::from(ragged)), "{what}");
             // The dSink reduction, and its row terms in the workspace, exactly with dSink.
             assert_eq!(dsink_reduce.is_some(), p.dsink, "{what}");
             assert_eq!(

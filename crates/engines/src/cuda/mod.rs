@@ -22,6 +22,7 @@ mod launch;
 mod nvrtc_probe;
 mod plan;
 mod probe;
+mod ragged;
 
 pub use buffer::{DeviceBuffer, DeviceMemory, DeviceWorkspace};
 pub use compile::PtxCache;

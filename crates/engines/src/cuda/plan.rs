@@ -194,6 +194,7 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
         alibi: p.alibi,
         dbias: dbias_mode(p, route),
         kv_major: heaviest_tiles_first(p, route, main),
+        ragged: p.tensors().any(|(_, t)| t.ragged_offset.is_some()),
     };
     let dq_gemm = match (route, config.dq_kernel) {
         (Route::TwoKernel, Some(k)) => Some(KernelBuild::dq_gemm(
@@ -236,6 +237,8 @@ impl Loaded {
 pub(crate) struct Addresses {
     pub(crate) ports: PortAddresses,
     pub(crate) workspace: u64,
+    /// Per ragged port, the device address of its checked i64 offsets (ragged.rs); 0 else.
+    pub(crate) ragged: PortAddresses,
 }
 
 /// Device address of each port's buffer.
@@ -316,7 +319,13 @@ impl Sm120Plan {
         &self.problem
     }
 
-    /// Workspace bytes an execution needs: the analyzer's layout total (0 for a forward).
+    /// The analyzer's workspace layout.
+    pub(crate) fn workspace(&self) -> &WorkspaceLayout {
+        &self.workspace
+    }
+
+    /// Workspace bytes an execution needs: the analyzer's layout total (0 for a forward
+    /// without ragged tensors).
     pub(crate) fn workspace_bytes(&self) -> usize {
         usize::try_from(self.workspace.total_bytes()).unwrap_or(usize::MAX)
     }
@@ -331,9 +340,11 @@ impl Sm120Plan {
         let p = &self.problem;
         let a = &at.ports;
         let mut params = self.base;
-        let bind = |slot: &mut TensorRef, port: Port, ptr: u64| -> Result<(), EngineError> {
+        let mut ragged = at.ragged;
+        let mut bind = |slot: &mut TensorRef, port: Port, ptr: u64| -> Result<(), EngineError> {
             if let Some(spec) = p.tensor(port) {
                 *slot = tensor_ref(p, port, &spec.strides, ptr)?;
+                slot.ragged = ragged.slot(port).map_or(0, |a| *a);
             }
             Ok(())
         };
@@ -436,13 +447,16 @@ impl Sm120Plan {
                             launch_attn(dev, gemm, grid, &params)?;
                         }
                         None => {
-                            let dq = convert_params(
+                            let mut dq = convert_params(
                                 params.dq_accum,
                                 &params.dq,
                                 [s.b, s.hq, s.sq, s.dqk],
                                 1,
                                 params.scale,
                             )?;
+                            // A ragged dQ: each sequence at its offset, its real rows only.
+                            dq.ragged = params.dq.ragged;
+                            dq.rows = params.seq_q;
                             launch_convert(dev, convert, convert_grid(&dq, b)?, &dq)?;
                         }
                     }
@@ -555,6 +569,7 @@ fn tensor_ref(
         sb,
         sh,
         ss: stride(2)?,
+        ragged: 0,
     })
 }
 
@@ -673,6 +688,8 @@ fn convert_params(
         part_stride,
         scale,
         parts: int("accumulator parts", parts)?,
+        ragged: 0,
+        rows: TensorRef::default(),
     })
 }
 
