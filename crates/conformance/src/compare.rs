@@ -1,7 +1,14 @@
 //! How outputs are judged: relative error ||out - ref|| / ||ref|| per output (optionally with an
 //! absolute floor), non-finite elements counted, per-dtype tolerances, and the report of a case.
+//! A ragged (THD) output is compared at its real tokens only, and every other element of its
+//! buffer (the gaps between sequences and past the last offset) must still hold the poison it
+//! was given before the run.
 
+use rime_engines::{Buffer, HostBuffer};
 use rime_graph::DataType;
+
+use crate::exec::{Outputs, POISON_BYTE};
+use crate::spec::{CaseGraph, RaggedTensor};
 
 /// The tolerance of an io type: bf16 1e-2, f16 3e-3 (f32 accumulation either way).
 pub fn tolerance(io: DataType) -> f64 {
@@ -57,6 +64,102 @@ pub fn relative(name: &'static str, out: &[f64], reference: &[f64], floor: f64) 
     }
 }
 
+/// `out` against `reference` (two buffers of ragged tensor `r`'s layout) at its real tokens
+/// only: what lies between sequences is not an output, and is checked by [`outside_tokens`].
+pub fn relative_ragged(
+    name: &'static str,
+    r: &RaggedTensor,
+    out: &[f64],
+    reference: &[f64],
+    floor: f64,
+) -> OutputCheck {
+    let real = |v: &[f64]| -> Vec<f64> {
+        r.real_elements()
+            .map(|e| v.get(e).copied().unwrap_or(f64::NAN))
+            .collect()
+    };
+    let mut c = relative(name, &real(out), &real(reference), floor);
+    // A buffer of another length than the layout's is wrong however its tokens compare.
+    c.bad += out.len().abs_diff(r.buffer_len()) + reference.len().abs_diff(r.buffer_len());
+    c
+}
+
+/// Elements of ragged output `r`'s buffer `out` outside its real tokens that no longer hold
+/// [`POISON_BYTE`] in every byte, and the first of them in words (the tensor, the batch whose
+/// room it lies in, the element, its value).
+pub fn outside_tokens(name: &str, r: &RaggedTensor, out: &HostBuffer) -> (usize, Option<String>) {
+    let size = out.data_type().size_bytes().max(1);
+    let bytes = out.to_le_bytes();
+    let real = r.real_mask();
+    let mut changed = bytes.len().abs_diff(real.len() * size) / size;
+    let mut first = (changed > 0).then(|| {
+        format!(
+            "{name}: buffer of {} elements, its layout needs {}",
+            bytes.len() / size,
+            real.len()
+        )
+    });
+    for (e, element) in bytes.chunks(size).enumerate() {
+        if real.get(e).copied().unwrap_or(false) || element.iter().all(|&b| b == POISON_BYTE) {
+            continue;
+        }
+        changed += 1;
+        first.get_or_insert_with(|| {
+            let value = out.to_f64().get(e).copied().unwrap_or(f64::NAN);
+            format!(
+                "{name}: element {e}, outside the real tokens in {}, was written ({value:e}, \
+                 bytes {element:02x?})",
+                r.locate(e)
+            )
+        });
+    }
+    (changed, first)
+}
+
+/// The name of the outside-the-tokens check of a ragged output.
+fn gaps_name(name: &str) -> &'static str {
+    match name {
+        "O" => "O-gaps",
+        "Stats" => "Stats-gaps",
+        "dQ" => "dQ-gaps",
+        "dK" => "dK-gaps",
+        "dV" => "dV-gaps",
+        _ => "gaps",
+    }
+}
+
+/// Every output of `out` against the same tensor of `reference` (both runs of `g`): the
+/// relative error of each (a ragged one's at its real tokens), and for each ragged output a
+/// `<name>-gaps` check counting the elements outside its tokens that `out` changed, with the
+/// first of them described (the strings: a case with any fails).
+pub fn outputs(
+    g: &CaseGraph,
+    out: &Outputs,
+    reference: &Outputs,
+) -> (Vec<OutputCheck>, Vec<String>) {
+    let (mut checks, mut written) = (Vec::new(), Vec::new());
+    for (id, h) in out {
+        let Some((_, r)) = reference.iter().find(|(t, _)| t == id) else {
+            continue;
+        };
+        let name = g.name_of(*id);
+        match g.ragged_of(*id) {
+            Some(layout) => {
+                checks.push(relative_ragged(name, layout, &h.to_f64(), &r.to_f64(), 0.0));
+                let (bad, first) = outside_tokens(name, layout, h);
+                checks.push(OutputCheck {
+                    name: gaps_name(name),
+                    rel_err: 0.0,
+                    bad,
+                });
+                written.extend(first);
+            }
+            None => checks.push(relative(name, &h.to_f64(), &r.to_f64(), 0.0)),
+        }
+    }
+    (checks, written)
+}
+
 /// The result of one case (one configuration of one graph).
 #[derive(Debug, Clone)]
 pub struct CaseReport {
@@ -68,7 +171,8 @@ pub struct CaseReport {
     pub kernels: Vec<&'static str>,
     /// Per output.
     pub outputs: Vec<OutputCheck>,
-    /// Why the case could not run, instead of results.
+    /// Why the case could not run, instead of results; or, with results, where a ragged
+    /// output was written outside its real tokens.
     pub error: Option<String>,
 }
 

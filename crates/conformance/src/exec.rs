@@ -11,7 +11,7 @@ use rime_engines::cuda::{CudaDevice, DeviceBuffer, DeviceWorkspace, Sm120EngineP
 use rime_engines::{Buffer, CpuEngine, HostBuffer, Plan, VariantPack, Workspace};
 use rime_graph::{DataType, NodeId, TensorId};
 
-use crate::fill::{host, poisoned};
+use crate::fill::{host, poison, poisoned};
 use crate::guard::Guarded;
 use crate::spec::CaseGraph;
 use crate::HarnessError;
@@ -78,12 +78,9 @@ pub fn on_device(
     }
     let mut zones = Vec::new();
     for &id in &tensors.outputs {
-        let t = g.graph.get(id).ok_or_else(|| sized(g, id))?;
         let dt = g.graph.data_type(id).ok_or_else(|| sized(g, id))?;
-        let len = t
-            .span_elements()
-            .and_then(|s| usize::try_from(s).ok())
-            .ok_or_else(|| sized(g, id))?;
+        // A ragged output's buffer takes its sequences and gaps (the offsets place them).
+        let len = g.buffer_len(id).ok_or_else(|| sized(g, id))?;
         let z = Guarded::new(
             dev,
             g.name_of(id),
@@ -149,7 +146,8 @@ fn cpu_plan(g: &CaseGraph, node: NodeId, precision: Precision) -> Result<CpuPlan
 }
 
 /// Runs `node` of `g` on the CPU engine on `inputs` (graph types; converted to f64 for the
-/// f64 reference), outputs NaN-poisoned; returns the outputs (f64 buffers for the reference).
+/// f64 reference), outputs poisoned (every byte [`POISON_BYTE`], as on the device); returns
+/// the outputs (f64 buffers for the reference).
 ///
 /// # Errors
 /// Approval (the CPU engine rejects the graph) or execution errors.
@@ -176,8 +174,15 @@ pub fn on_cpu(
         pack.insert(id, Box::new(as_precision(input_of(g, inputs, id)?)?));
     }
     for &id in &tensors.outputs {
-        let p = poisoned(g, id).ok_or_else(|| sized(g, id))?;
-        pack.insert(id, Box::new(as_precision(&p)?));
+        // Poisoned in the buffer's own type (f64 for the reference), so that the poison's bytes
+        // are the device runs' and an element outside a ragged output's tokens can be checked.
+        let p = match (precision, g.graph.data_type(id)) {
+            (Precision::F64, Some(dt)) if dt.is_float() => {
+                g.buffer_len(id).and_then(|n| poison(DataType::F64, n))
+            }
+            _ => poisoned(g, id),
+        };
+        pack.insert(id, Box::new(p.ok_or_else(|| sized(g, id))?));
     }
     plan.execute(&mut pack, &mut Workspace::host(plan.workspace_size()))?;
     tensors

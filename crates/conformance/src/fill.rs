@@ -3,13 +3,16 @@
 //! ln(Skv) as a forward gives, Sink around ln(Skv) too (so that it weighs about as much as all
 //! the keys together, and O, Stats and dSink depend on it visibly), the padding lengths of the
 //! spec, or a bias computed from its index — reproducible from a seed, and in parallel (a bias
-//! can be gigabytes).
+//! can be gigabytes). A ragged (THD) tensor's buffer holds its real tokens' values with NaN in
+//! every gap (a kernel that reads one poisons its results), and its offsets tensor the offsets
+//! the spec laid out.
 
 use half::{bf16, f16};
 use rayon::prelude::*;
 use rime_engines::HostBuffer;
 use rime_graph::{DataType, NodeId, TensorId};
 
+use crate::exec::POISON_BYTE;
 use crate::spec::{CaseGraph, CaseSpec};
 
 /// How the harness fills what a case's graph reads.
@@ -72,8 +75,11 @@ fn input(
     fills: &Fills,
     salt: u64,
 ) -> Option<HostBuffer> {
-    let t = g.graph.get(id)?;
-    let len = usize::try_from(t.span_elements()?).ok()?;
+    if let Some(offsets) = g.offsets_values(id) {
+        let values: Vec<f64> = offsets.iter().map(|&x| x as f64).collect();
+        return host(g.graph.data_type(id)?, &values);
+    }
+    let len = g.buffer_len(id)?;
     let seed = fills.seed.wrapping_mul(0x1_0000).wrapping_add(salt * 7919);
     let around_ln_skv = || random(len, seed, Some((spec.skv.max(1) as f64).ln()));
     let values: Vec<f64> = match name {
@@ -96,11 +102,21 @@ fn input(
         "Sink" => fills.sink.map_or_else(around_ln_skv, |v| vec![v; len]),
         _ => random(len, seed, None),
     };
+    let values = match g.ragged_of(id) {
+        Some(r) => r
+            .real_mask()
+            .iter()
+            .zip(values)
+            .map(|(&real, x)| if real { x } else { f64::NAN })
+            .collect(),
+        None => values,
+    };
     host(g.graph.data_type(id)?, &values)
 }
 
 /// Host buffers for every input of `node` that is not produced by another node of the graph
-/// (and is not passed by value), keyed by tensor.
+/// (and is not passed by value), and the offsets tensors of its ragged tensors, keyed by
+/// tensor.
 pub fn node_inputs(
     spec: &CaseSpec,
     g: &CaseGraph,
@@ -123,14 +139,35 @@ pub fn node_inputs(
         let salt = g.ids.iter().position(|(_, t)| *t == id)? as u64;
         out.push((id, input(spec, g, g.name_of(id), id, fills, salt)?));
     }
+    // The offsets of the node's ragged tensors (outputs' included) are inputs of its plan too,
+    // though no port names them.
+    for &id in n.inputs.values().chain(n.outputs.values()) {
+        let Some(offsets) = g.graph.get(id)?.ragged_offset else {
+            continue;
+        };
+        if out.iter().all(|(t, _)| *t != offsets) {
+            out.push((
+                offsets,
+                input(spec, g, g.name_of(offsets), offsets, fills, 0)?,
+            ));
+        }
+    }
     Some(out)
 }
 
-/// A buffer for output `id`: every element NaN (unwritten elements show).
+/// A buffer for output `id` (a ragged one's whole buffer, gaps included): every byte
+/// [`POISON_BYTE`], NaN in every float type (unwritten elements show), and the very bytes the
+/// device runs poison theirs with, so that one check finds elements written outside real tokens.
 pub fn poisoned(g: &CaseGraph, id: TensorId) -> Option<HostBuffer> {
-    let t = g.graph.get(id)?;
-    let len = usize::try_from(t.span_elements()?).ok()?;
-    host(g.graph.data_type(id)?, &vec![f64::NAN; len])
+    poison(g.graph.data_type(id)?, g.buffer_len(id)?)
+}
+
+/// `len` elements of `data_type` with every byte [`POISON_BYTE`].
+pub fn poison(data_type: DataType, len: usize) -> Option<HostBuffer> {
+    HostBuffer::from_le_bytes(
+        data_type,
+        &vec![POISON_BYTE; len.checked_mul(data_type.size_bytes())?],
+    )
 }
 
 #[cfg(test)]

@@ -17,10 +17,10 @@ use rime_engines::cuda::CudaDevice;
 use rime_engines::HostBuffer;
 use rime_graph::{DataType, TensorId};
 
-use crate::compare::{relative, tolerance, CaseReport, OutputCheck};
-use crate::exec::{on_cpu, on_device, Outputs};
+use crate::compare::{self, tolerance, CaseReport, OutputCheck};
+use crate::exec::{on_cpu, on_device};
 use crate::fill::{node_inputs, Fills};
-use crate::spec::{BiasSpec, CaseGraph, CaseSpec, Layout, CAUSAL, CAUSAL_BOTTOM_RIGHT};
+use crate::spec::{BiasSpec, CaseSpec, Layout, CAUSAL, CAUSAL_BOTTOM_RIGHT};
 use crate::HarnessError;
 use rime_analyzer::Band;
 
@@ -83,22 +83,7 @@ fn envelopes() -> Vec<(usize, usize)> {
 /// equal no bound), GQA, padding, ragged tails.
 pub fn cases(small: bool) -> Vec<SweepCase> {
     let mut v = Vec::new();
-    let mut add = |what: &str, spec: CaseSpec| {
-        for io in [DataType::Bf16, DataType::F16] {
-            // ordered_dbias is offered only where dBias sums over a broadcast bias.
-            let routes = Route::ALL
-                .into_iter()
-                .filter(|&r| r != Route::OrderedDbias || spec.reduces_dbias());
-            for route in routes {
-                let spec = CaseSpec { io, ..spec.clone() };
-                v.push(SweepCase {
-                    name: format!("{what}/{io}/{}/{route}", spec.layout.name()),
-                    spec,
-                    route: Some(route),
-                });
-            }
-        }
-    };
+    let mut add = |what: &str, spec: CaseSpec| push_routes(&mut v, what, &spec);
     for (dqk, dv) in envelopes() {
         let s = CaseSpec {
             dv,
@@ -253,6 +238,7 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
     sink_cases(&mut add);
     if small {
         v.extend(inference_cases());
+        v.extend(thd_table());
         return v;
     }
     let big = [
@@ -393,6 +379,53 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
         },
     );
     v.extend(inference_cases());
+    v.extend(thd_table());
+    v
+}
+
+/// Every route of `spec` in both io types, as the case table lists them.
+fn push_routes(v: &mut Vec<SweepCase>, what: &str, spec: &CaseSpec) {
+    for io in [DataType::Bf16, DataType::F16] {
+        // ordered_dbias is offered only where dBias sums over a broadcast bias.
+        let routes = Route::ALL
+            .into_iter()
+            .filter(|&r| r != Route::OrderedDbias || spec.reduces_dbias());
+        for route in routes {
+            let spec = CaseSpec { io, ..spec.clone() };
+            v.push(SweepCase {
+                name: format!("{what}/{io}/{}/{route}", spec.layout.name()),
+                spec,
+                route: Some(route),
+            });
+        }
+    }
+}
+
+/// The THD cases ([`thd_cases`]) on every route, then THD inference (O ragged, no Stats, so
+/// `max_total_seq_len_q` counts O's tokens alone). Last in both tables, so that the seeds of
+/// the cases before them (their positions) stay what they were.
+fn thd_table() -> Vec<SweepCase> {
+    let mut v = Vec::new();
+    thd_cases(&mut |what, spec| push_routes(&mut v, what, &spec));
+    for (dqk, dv) in envelopes() {
+        for io in [DataType::Bf16, DataType::F16] {
+            let spec = CaseSpec {
+                dv,
+                io,
+                band: CAUSAL,
+                bias: bias(true, false),
+                padding: Some(thd_lens()),
+                layout: Layout::Thd,
+                max_total_seq_len: true,
+                ..CaseSpec::new(4, 4, 2, 130, 130, dqk)
+            };
+            v.push(SweepCase {
+                name: format!("thd-d{dqk}v{dv}-padding-causal-bias/{io}/thd/inference"),
+                spec,
+                route: None,
+            });
+        }
+    }
     v
 }
 
@@ -446,6 +479,80 @@ fn sink_cases(add: &mut impl FnMut(&str, CaseSpec)) {
             dbias: true,
             sink: true,
             ..CaseSpec::new(3, 2, 1, 75, 66, 128)
+        },
+    );
+}
+
+/// THD lengths for B = 4, S = 130: an empty query sequence, lengths that are no multiple of
+/// any tile (37, 45), a full one, one of 64; the KV lengths differ from the query's per batch
+/// (batch 3's 37 keys for 64 queries leave rows with nothing to attend to bottom-right).
+fn thd_lens() -> (Vec<usize>, Vec<usize>) {
+    (vec![0, 37, 130, 64], vec![45, 130, 64, 37])
+}
+
+/// Ragged THD cases (names `thd-...`, in the small table too): every envelope with a padding
+/// mask of the lengths of [`thd_lens`] under top-left and bottom-right causal masks and with a
+/// per-batch bias and dBias, GQA (Hq = 4, Hk = 2) throughout, and without a padding mask
+/// (every sequence S tokens, Sq != Skv); one with a sink and dSink. Every token tensor is
+/// ragged, with gaps after each sequence; `max_total_seq_len_q/kv` is set, at its least, on
+/// the top-left and bias cases and left unset on the others.
+///
+/// The analyzer refuses ragged tensors on sm120 today (SMX004), so a GPU sweep lists these as
+/// not approved until the engine runs ragged tensors natively.
+fn thd_cases(add: &mut impl FnMut(&str, CaseSpec)) {
+    let thd = |s: CaseSpec| CaseSpec {
+        layout: Layout::Thd,
+        ..s
+    };
+    for (dqk, dv) in envelopes() {
+        let s = thd(CaseSpec {
+            dv,
+            padding: Some(thd_lens()),
+            ..CaseSpec::new(4, 4, 2, 130, 130, dqk)
+        });
+        let tag = format!("thd-d{dqk}v{dv}");
+        add(
+            &format!("{tag}-padding-causal"),
+            CaseSpec {
+                band: CAUSAL,
+                max_total_seq_len: true,
+                ..s.clone()
+            },
+        );
+        add(
+            &format!("{tag}-padding-br-causal"),
+            CaseSpec {
+                band: CAUSAL_BOTTOM_RIGHT,
+                ..s.clone()
+            },
+        );
+        add(
+            &format!("{tag}-padding-bias-dbias"),
+            CaseSpec {
+                bias: bias(true, true),
+                dbias: true,
+                max_total_seq_len: true,
+                ..s.clone()
+            },
+        );
+        add(
+            &format!("{tag}-full"),
+            thd(CaseSpec {
+                dv,
+                ..CaseSpec::new(2, 4, 2, 70, 90, dqk)
+            }),
+        );
+    }
+    add(
+        "thd-sink-d128v128-padding-causal",
+        CaseSpec {
+            band: CAUSAL,
+            sink: true,
+            max_total_seq_len: true,
+            ..thd(CaseSpec {
+                padding: Some(thd_lens()),
+                ..CaseSpec::new(4, 4, 2, 130, 130, 128)
+            })
         },
     );
 }
@@ -504,15 +611,6 @@ fn refusal(report: &SupportReport, node: rime_graph::NodeId, route: Option<Route
     codes
 }
 
-fn checks(g: &CaseGraph, out: &Outputs, reference: &Outputs) -> Vec<OutputCheck> {
-    out.iter()
-        .filter_map(|(id, h)| {
-            let r = reference.iter().find(|(t, _)| t == id)?;
-            Some(relative(g.name_of(*id), &h.to_f64(), &r.1.to_f64(), 0.0))
-        })
-        .collect()
-}
-
 fn run_case(
     dev: &Arc<CudaDevice>,
     target: &Target,
@@ -540,7 +638,7 @@ fn run_case(
         node_inputs(spec, &g, fwd, &fills).ok_or_else(|| sizing("the forward's inputs"))?;
     let forward = on_device(dev, &fwd_plan, &g, &inputs, guards, 1)?;
     let forward_ref = on_cpu(&g, fwd, &inputs, Precision::F64)?;
-    let mut outputs = checks(&g, &forward.outputs, &forward_ref);
+    let (mut outputs, mut written) = compare::outputs(&g, &forward.outputs, &forward_ref);
     let mut kernels = forward.kernels;
     if let (Some(route), Some(bwd)) = (case.route, g.backward) {
         let Ok(bwd_plan) = report.approve_config(bwd, EngineKind::Sm120, Some(route)) else {
@@ -557,7 +655,9 @@ fn run_case(
         let repeats = if route.is_deterministic() { 2 } else { 1 };
         let backward = on_device(dev, &bwd_plan, &g, &bwd_inputs, guards, repeats)?;
         let backward_ref = on_cpu(&g, bwd, &bwd_inputs, Precision::F64)?;
-        outputs.extend(checks(&g, &backward.outputs, &backward_ref));
+        let (checks, gaps) = compare::outputs(&g, &backward.outputs, &backward_ref);
+        outputs.extend(checks);
+        written.extend(gaps);
         // What a deterministic route promises to reproduce bit for bit: dQ, dK, dV, and dBias
         // when each of its elements has one writer or the route sums it in a fixed order
         // (two_kernel, ordered_dbias; relay sums a broadcast bias's dBias with fp32 atomics,
@@ -584,7 +684,8 @@ fn run_case(
         tolerance: tolerance(spec.io),
         kernels,
         outputs,
-        error: None,
+        // Results and a description of what was written outside a ragged output's tokens.
+        error: (!written.is_empty()).then(|| written.join("; ")),
     }))
 }
 
@@ -616,7 +717,7 @@ mod tests {
 
     /// What a GPU run will do, known without a GPU: on the sm_120 and sm_90 targets every case
     /// builds a valid graph, the forward and atomic and relay backward are approved for every
-    /// case, and two_kernel for every case with packed K and dQ and an exact envelope (the rest
+    /// case (THD ones: or refused with SMX004 alone, until the engine takes ragged tensors), and two_kernel for every case with packed K and dQ and an exact envelope (the rest
     /// are refused with the route's reason codes, never forced). Every kernel file is reached.
     #[test]
     fn the_table_reaches_every_route_the_analyzer_approves() {
@@ -632,8 +733,20 @@ mod tests {
                 assert!(g.graph.validate().is_ok(), "{}", c.name);
                 let report = analyze(&g.graph, &target);
                 let fwd = g.forward.expect("fwd");
+                let forward = report.approve_config(fwd, EngineKind::Sm120, None);
+                if forward.is_err() && c.spec.layout == Layout::Thd {
+                    // Until the SM120 engine runs ragged tensors natively the analyzer
+                    // refuses THD for that reason alone (SMX004), on every node and route;
+                    // once it does, these cases take the checks below.
+                    assert_eq!(refusal(&report, fwd, None), ["SMX004"], "{}", c.name);
+                    if let (Some(route), Some(bwd)) = (c.route, g.backward) {
+                        let codes = refusal(&report, bwd, Some(route));
+                        assert!(codes.iter().any(|c| c == "SMX004"), "{}", c.name);
+                    }
+                    continue;
+                }
                 assert!(
-                    report.approve_config(fwd, EngineKind::Sm120, None).is_ok(),
+                    forward.is_ok(),
                     "{}: {:?}",
                     c.name,
                     refusal(&report, fwd, None)
@@ -688,5 +801,34 @@ mod tests {
             }
         }
         assert!(full.iter().all(|c| c.name.contains("sink") == c.spec.sink));
+        // THD on every envelope, route and io type, inference too, in the small table; last in
+        // both tables, so the cases before them keep their positions (and seeds).
+        let envelope = |c: &SweepCase| (c.spec.dqk, c.spec.dv);
+        for (dqk, dv) in envelopes() {
+            for io in [DataType::Bf16, DataType::F16] {
+                for route in Route::ALL.into_iter().filter(|&r| r != Route::OrderedDbias) {
+                    let thd = small.iter().filter(|c| {
+                        c.spec.layout == Layout::Thd
+                            && envelope(c) == (dqk, dv)
+                            && c.spec.io == io
+                            && c.route == Some(route)
+                    });
+                    assert!(thd.count() >= 4, "d{dqk}v{dv} {io} {route}");
+                }
+                assert!(small.iter().any(|c| c.spec.layout == Layout::Thd
+                    && envelope(c) == (dqk, dv)
+                    && c.spec.io == io
+                    && c.route.is_none()));
+            }
+        }
+        for table in [&small, &full] {
+            let first = table.iter().position(|c| c.spec.layout == Layout::Thd);
+            let first = first.expect("THD cases");
+            assert!(table[first..].iter().all(|c| c.spec.layout == Layout::Thd));
+            assert!(table[first..].iter().all(|c| c.name.starts_with("thd-")));
+        }
+        assert!(small
+            .iter()
+            .any(|c| c.spec.layout == Layout::Thd && c.spec.sink && c.spec.padding.is_some()));
     }
 }
