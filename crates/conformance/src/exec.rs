@@ -236,4 +236,135 @@ mod tests {
             assert!(c.bad == 0 && c.rel_err < 1e-2, "{c:?}");
         }
     }
+
+    /// A THD bench row (`BackwardCase::lens`) is the padded problem with the same lengths: its
+    /// graph validates and runs on the CPU engine with the offsets `node_inputs` fills, and
+    /// every real token's dQ, dK and dV equal those of a padded BSHD graph fed the same values.
+    #[test]
+    fn a_thd_row_computes_the_padded_problem_on_its_real_tokens() {
+        use crate::workload::{BackwardCase, BiasKind};
+        let lens = vec![5, 0, 17];
+        let case = BackwardCase {
+            b: 3,
+            hq: 4,
+            hk: 2,
+            sq: 17,
+            skv: 17,
+            d: 16,
+            dv: 16,
+            causal: true,
+            bias: BiasKind::None,
+            io: DataType::Bf16,
+            deterministic: false,
+            sink: false,
+            lens: Some(lens.clone()),
+        };
+        let thd = case.spec();
+        assert_eq!(thd.layout, Layout::Thd);
+        assert_eq!(
+            thd.ragged_offsets("Q_OFFSETS"),
+            Some(vec![0, 320, 320, 1408])
+        );
+        assert_eq!(
+            thd.ragged_offsets("K_OFFSETS"),
+            Some(vec![0, 160, 160, 704])
+        );
+        assert_eq!(
+            thd.ragged_offsets("STATS_OFFSETS"),
+            Some(vec![0, 20, 20, 88])
+        );
+        let expected = 10.0 * 4.0 * 16.0 * (25.0 + 289.0) / 2.0;
+        assert_eq!(case.flops(), expected);
+        let g = thd.backward_graph().expect("graph");
+        assert!(g.graph.validate().is_ok(), "{:?}", g.graph.validate());
+        let node = g.backward.expect("bwd");
+        let inputs = node_inputs(&thd, &g, node, &Fills::random(3)).expect("inputs");
+        assert_eq!(
+            inputs.len(),
+            8 + 5,
+            "Q K V O dO Stats, two lengths, five offsets"
+        );
+        let out = on_cpu(&g, node, &inputs, Precision::F64).expect("THD backward on the CPU");
+
+        // The same values placed in padded BSHD buffers (batch b at b x S x H x D).
+        let padded = CaseSpec {
+            layout: Layout::Bshd,
+            ..thd.clone()
+        };
+        let pg = padded.backward_graph().expect("graph");
+        let token = |name: &str| -> usize {
+            match name {
+                "Q" | "O" | "dO" | "dQ" => 4 * 16,
+                "Stats" => 4,
+                _ => 2 * 16,
+            }
+        };
+        let offsets = |name: &str| -> Vec<usize> {
+            let key = match name {
+                "Q" | "dQ" => "Q_OFFSETS",
+                "K" | "dK" => "K_OFFSETS",
+                "V" | "dV" => "V_OFFSETS",
+                "O" | "dO" => "O_OFFSETS",
+                _ => "STATS_OFFSETS",
+            };
+            thd.ragged_offsets(key).expect("offsets")
+        };
+        // Element i of sequence b, token-major: THD index and padded index (BSHD, but the
+        // padded graph's Stats is BHS1 packed).
+        let pairs = |name: &str| -> Vec<(usize, usize)> {
+            let (t, off) = (token(name), offsets(name));
+            let mut v = Vec::new();
+            for (b, &n) in lens.iter().enumerate() {
+                for i in 0..n * t {
+                    let at = if name == "Stats" {
+                        (b * t + i % t) * 17 + i / t
+                    } else {
+                        b * 17 * t + i
+                    };
+                    v.push((off[b] + i, at));
+                }
+            }
+            v
+        };
+        let mut pinputs = Vec::new();
+        for (id, h) in &inputs {
+            let name = g.name_of(*id);
+            let Some(pid) = pg.id(name) else {
+                continue; // the offsets
+            };
+            let values = h.to_f64();
+            let mut p = if name.starts_with("SEQ_LEN") {
+                values.clone()
+            } else {
+                let len = pg.graph.get(pid).and_then(|t| t.span_elements());
+                vec![0.0; usize::try_from(len.expect("span")).expect("len")]
+            };
+            if !name.starts_with("SEQ_LEN") {
+                for (a, b) in pairs(name) {
+                    p[b] = values[a];
+                }
+            }
+            let dt = pg.graph.data_type(pid).expect("type");
+            pinputs.push((pid, host(dt, &p).expect("buffer")));
+        }
+        let pout = on_cpu(&pg, pg.backward.expect("bwd"), &pinputs, Precision::F64)
+            .expect("padded backward on the CPU");
+        for name in ["dQ", "dK", "dV"] {
+            let get = |o: &Outputs, c: &CaseGraph| {
+                let id = c.id(name).expect("grad");
+                o.iter().find(|(i, _)| *i == id).expect("out").1.to_f64()
+            };
+            let (a, b) = (get(&out, &g), get(&pout, &pg));
+            let pairs = pairs(name);
+            assert!(!pairs.is_empty());
+            for (i, j) in pairs {
+                assert!(
+                    a[i].is_finite() && a[i] == b[j],
+                    "{name}: {} vs {}",
+                    a[i],
+                    b[j]
+                );
+            }
+        }
+    }
 }

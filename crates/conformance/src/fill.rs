@@ -2,7 +2,7 @@
 //! type — Q, K, V, dO (and O, Bias when they are inputs) seeded random in [-1, 1), Stats around
 //! ln(Skv) as a forward gives, Sink around ln(Skv) too (so that it weighs about as much as all
 //! the keys together, and O, Stats and dSink depend on it visibly), the padding lengths of the
-//! spec, or a bias computed from its index — reproducible from a seed, and in parallel (a bias
+//! spec, the ragged offsets of a THD spec, or a bias computed from its index — reproducible from a seed, and in parallel (a bias
 //! can be gigabytes).
 
 use half::{bf16, f16};
@@ -63,7 +63,8 @@ pub fn host(data_type: DataType, values: &[f64]) -> Option<HostBuffer> {
     })
 }
 
-/// The buffer of input tensor `name` (`id`) of a case, sized to its strided span.
+/// The buffer of input tensor `name` (`id`) of a case, sized to its strided span (a ragged
+/// tensor's: B sequences of S tokens, [`rime_graph::Tensor::buffer_elements`]).
 fn input(
     spec: &CaseSpec,
     g: &CaseGraph,
@@ -73,7 +74,7 @@ fn input(
     salt: u64,
 ) -> Option<HostBuffer> {
     let t = g.graph.get(id)?;
-    let len = usize::try_from(t.span_elements()?).ok()?;
+    let len = usize::try_from(t.buffer_elements()?).ok()?;
     let seed = fills.seed.wrapping_mul(0x1_0000).wrapping_add(salt * 7919);
     let around_ln_skv = || random(len, seed, Some((spec.skv.max(1) as f64).ln()));
     let values: Vec<f64> = match name {
@@ -94,13 +95,15 @@ fn input(
             _ => random(len, seed, None),
         },
         "Sink" => fills.sink.map_or_else(around_ln_skv, |v| vec![v; len]),
+        n if n.ends_with("_OFFSETS") => spec.ragged_offsets(n)?.iter().map(|&x| x as f64).collect(),
         _ => random(len, seed, None),
     };
     host(g.graph.data_type(id)?, &values)
 }
 
 /// Host buffers for every input of `node` that is not produced by another node of the graph
-/// (and is not passed by value), keyed by tensor.
+/// (and is not passed by value), then the ragged offsets its inputs and outputs name (once
+/// each), keyed by tensor.
 pub fn node_inputs(
     spec: &CaseSpec,
     g: &CaseGraph,
@@ -123,13 +126,25 @@ pub fn node_inputs(
         let salt = g.ids.iter().position(|(_, t)| *t == id)? as u64;
         out.push((id, input(spec, g, g.name_of(id), id, fills, salt)?));
     }
+    let mut offsets: Vec<TensorId> = Vec::new();
+    for &id in n.inputs.values().chain(n.outputs.values()) {
+        if let Some(o) = g.graph.get(id)?.ragged_offset {
+            if !offsets.contains(&o) {
+                offsets.push(o);
+            }
+        }
+    }
+    for id in offsets {
+        let salt = g.ids.iter().position(|(_, t)| *t == id)? as u64;
+        out.push((id, input(spec, g, g.name_of(id), id, fills, salt)?));
+    }
     Some(out)
 }
 
 /// A buffer for output `id`: every element NaN (unwritten elements show).
 pub fn poisoned(g: &CaseGraph, id: TensorId) -> Option<HostBuffer> {
     let t = g.graph.get(id)?;
-    let len = usize::try_from(t.span_elements()?).ok()?;
+    let len = usize::try_from(t.buffer_elements()?).ok()?;
     host(g.graph.data_type(id)?, &vec![f64::NAN; len])
 }
 

@@ -16,6 +16,13 @@ pub enum Layout {
     Bhsd,
     /// (B, S, H, D) packed (heads interleaved in each row).
     Bshd,
+    /// THD: ragged (packed variable-length) tokens. Every token tensor (Q, K, V, O, dO, dQ, dK,
+    /// dV, Stats) has BSHD strides (token stride H x D, head stride D) and i64 ragged offsets
+    /// that pack each sequence's real tokens one after another: the padding lengths when the
+    /// spec has them (else every sequence is Sq / Skv tokens long), offsets = prefix sums of
+    /// length x token stride ([`CaseSpec::ragged_offsets`]), max_total_seq_len_q/kv = the
+    /// tokens in all. Bias and Sink stay dense.
+    Thd,
 }
 
 impl Layout {
@@ -24,6 +31,7 @@ impl Layout {
         match self {
             Layout::Bhsd => "bhsd",
             Layout::Bshd => "bshd",
+            Layout::Thd => "thd",
         }
     }
 }
@@ -141,9 +149,50 @@ impl CaseSpec {
             .map_or_else(|| 1.0 / (self.dqk as f64).sqrt(), f64::from)
     }
 
+    /// The per-batch (Q, KV) token counts: the padding lengths, else Sq and Skv for every batch.
+    pub fn token_lengths(&self) -> (Vec<usize>, Vec<usize>) {
+        self.padding
+            .clone()
+            .unwrap_or_else(|| (vec![self.sq; self.b], vec![self.skv; self.b]))
+    }
+
+    /// The values of a THD graph's offsets tensor `name` (`Q_OFFSETS` for Q and dQ, `K_OFFSETS`
+    /// for K and dK, `V_OFFSETS` for V and dV, `O_OFFSETS` for O and dO, `STATS_OFFSETS`): B + 1
+    /// exclusive prefix sums of each sequence's tokens x the tensor's token stride, no gaps.
+    /// `None` for another name or layout.
+    pub fn ragged_offsets(&self, name: &str) -> Option<Vec<usize>> {
+        if self.layout != Layout::Thd {
+            return None;
+        }
+        let (q, kv) = self.token_lengths();
+        let (lengths, token_stride) = match name {
+            "Q_OFFSETS" => (q, self.hq * self.dqk),
+            "K_OFFSETS" => (kv, self.hk * self.dqk),
+            "V_OFFSETS" => (kv, self.hk * self.dv),
+            "O_OFFSETS" => (q, self.hq * self.dv),
+            "STATS_OFFSETS" => (q, self.hq),
+            _ => return None,
+        };
+        let mut offsets = vec![0];
+        let mut end = 0;
+        for n in lengths {
+            end += n * token_stride;
+            offsets.push(end);
+        }
+        Some(offsets)
+    }
+
     /// Backward FLOPs as reports count them: 10 * B * Hq * Sq * Skv * Dqk, halved for causal.
+    /// A THD layout counts only the real tokens: 10 * Hq * Dqk * sum over b of Lq[b] * Lkv[b]
+    /// (halved for causal the same way).
     pub fn backward_flops(&self) -> f64 {
-        let f = 10.0 * (self.b * self.hq * self.sq * self.skv * self.dqk) as f64;
+        let pairs = if self.layout == Layout::Thd {
+            let (q, kv) = self.token_lengths();
+            q.iter().zip(&kv).map(|(a, b)| a * b).sum()
+        } else {
+            self.b * self.sq * self.skv
+        };
+        let f = 10.0 * (pairs * self.hq * self.dqk) as f64;
         if self.band.right == Some(0) {
             f / 2.0
         } else {
@@ -191,9 +240,25 @@ impl CaseSpec {
             backward: None,
         };
         let dims = |h: usize, s: usize, d: usize| [self.b, h, s, d].map(to_i64);
-        let io = |name: &str, h: usize, s: usize, d: usize| match self.layout {
-            Layout::Bhsd => Tensor::packed(name, &dims(h, s, d)),
-            Layout::Bshd => Tensor::bshd(name, dims(h, s, d)),
+        let ragged = (self.layout == Layout::Thd).then(|| {
+            let mut t = |n: &'static str| {
+                let dims = [to_i64(self.b) + 1, 1, 1, 1];
+                c.add(n, Tensor::packed(n, &dims).with_data_type(DataType::I64))
+            };
+            RaggedIds {
+                q: t("Q_OFFSETS"),
+                k: t("K_OFFSETS"),
+                v: t("V_OFFSETS"),
+                o: t("O_OFFSETS"),
+                stats: t("STATS_OFFSETS"),
+            }
+        });
+        let io = |name: &str, h: usize, s: usize, d: usize| match (self.layout, ragged) {
+            (Layout::Bhsd, _) => Tensor::packed(name, &dims(h, s, d)),
+            (Layout::Thd, Some(r)) => {
+                Tensor::bshd(name, dims(h, s, d)).with_ragged_offset(r.of(name))
+            }
+            (Layout::Bshd | Layout::Thd, _) => Tensor::bshd(name, dims(h, s, d)),
         };
         let q = c.add("Q", io("Q", self.hq, self.sq, self.dqk));
         let k = c.add("K", io("K", self.hk, self.skv, self.dqk));
@@ -218,6 +283,7 @@ impl CaseSpec {
             spec: self,
             bias,
             lens,
+            thd: ragged.is_some(),
         };
         let (o, stats) = if forward {
             let mut a = options.apply(SdpaForwardAttrs::new().name("fwd"));
@@ -228,6 +294,12 @@ impl CaseSpec {
                 a = a.sink(s);
             }
             let out = c.graph.sdpa_forward(q, k, v, a)?;
+            if let Some(r) = ragged {
+                c.make_thd(out.o, r.o);
+                if let Some(s) = out.stats {
+                    c.make_thd(s, r.stats);
+                }
+            }
             c.forward = c.graph.node_ids().last();
             c.ids.push(("O", out.o));
             c.ids.extend(out.stats.map(|id| ("Stats", id)));
@@ -241,7 +313,12 @@ impl CaseSpec {
             (out.o, stats)
         } else {
             let o = c.add("O", io("O", self.hq, self.sq, self.dv));
-            let stats = Tensor::packed("Stats", &dims(self.hq, self.sq, 1));
+            let stats = match ragged {
+                Some(r) => {
+                    Tensor::bshd("Stats", dims(self.hq, self.sq, 1)).with_ragged_offset(r.stats)
+                }
+                None => Tensor::packed("Stats", &dims(self.hq, self.sq, 1)),
+            };
             (o, c.add("Stats", stats.with_data_type(DataType::F32)))
         };
         if backward {
@@ -257,12 +334,40 @@ impl CaseSpec {
                 a = a.deterministic();
             }
             let g = c.graph.sdpa_backward(q, k, v, o, d_o, stats, a)?;
+            if let Some(r) = ragged {
+                c.make_thd(g.dq, r.q);
+                c.make_thd(g.dk, r.k);
+                c.make_thd(g.dv, r.v);
+            }
             c.backward = c.graph.node_ids().last();
             c.ids.extend([("dQ", g.dq), ("dK", g.dk), ("dV", g.dv)]);
             c.ids.extend(g.dbias.map(|id| ("dBias", id)));
             c.ids.extend(g.dsink.map(|id| ("dSink", id)));
         }
         Ok(c)
+    }
+}
+
+/// The offsets tensors of a THD graph.
+#[derive(Debug, Clone, Copy)]
+struct RaggedIds {
+    q: TensorId,
+    k: TensorId,
+    v: TensorId,
+    o: TensorId,
+    stats: TensorId,
+}
+
+impl RaggedIds {
+    /// The offsets of the token tensor named `name` (its gradient shares them).
+    fn of(&self, name: &str) -> TensorId {
+        match name {
+            "K" => self.k,
+            "V" => self.v,
+            "O" | "dO" => self.o,
+            "Stats" => self.stats,
+            _ => self.q,
+        }
     }
 }
 
@@ -284,6 +389,16 @@ pub struct CaseGraph {
 }
 
 impl CaseGraph {
+    /// Gives the node-made tensor `id` THD strides (BSHD) and `offsets` as its ragged offsets.
+    fn make_thd(&mut self, id: TensorId, offsets: TensorId) {
+        if let Some(t) = self.graph.get_mut(id) {
+            if let Ok(dims) = <[i64; 4]>::try_from(t.dims.as_slice()) {
+                t.strides = Tensor::bshd("", dims).strides;
+            }
+            t.ragged_offset = Some(offsets);
+        }
+    }
+
     fn add(&mut self, name: &'static str, t: Tensor) -> TensorId {
         let id = self.graph.tensor(t);
         self.ids.push((name, id));
@@ -309,6 +424,8 @@ struct Options<'a> {
     spec: &'a CaseSpec,
     bias: Option<TensorId>,
     lens: Option<(TensorId, TensorId)>,
+    /// THD: the token totals are given (max_total_seq_len_q/kv).
+    thd: bool,
 }
 
 impl Options<'_> {
@@ -335,6 +452,11 @@ impl Options<'_> {
         if s.alibi {
             a = a.with_alibi();
         }
+        if self.thd {
+            let (q, kv) = s.token_lengths();
+            let total = |l: Vec<usize>| Some(to_i64(l.iter().sum()));
+            a = a.with_max_total(total(q), total(kv));
+        }
         a
     }
 }
@@ -348,6 +470,7 @@ trait Attrs: Sized {
     fn with_bias(self, bias: TensorId) -> Self;
     fn with_padding(self, q: TensorId, kv: TensorId) -> Self;
     fn with_alibi(self) -> Self;
+    fn with_max_total(self, q: Option<i64>, kv: Option<i64>) -> Self;
 }
 
 macro_rules! attrs {
@@ -373,6 +496,9 @@ macro_rules! attrs {
             }
             fn with_alibi(self) -> Self {
                 self.alibi()
+            }
+            fn with_max_total(self, q: Option<i64>, kv: Option<i64>) -> Self {
+                self.max_total_seq_len(q, kv)
             }
         }
     };
