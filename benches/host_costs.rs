@@ -30,6 +30,7 @@ fn case(b: usize, h: usize, s: usize, d: usize) -> BackwardCase {
         io: DataType::Bf16,
         deterministic: false,
         sink: false,
+        lens: None,
     }
 }
 

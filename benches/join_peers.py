@@ -4,7 +4,9 @@ Usage: python3 benches/join_peers.py RESULTS.json OUT.md CHART.svg PEERS.jsonl..
 
 RESULTS.json: `rime bench --out DIR` writes DIR/results.json.
 PEERS.jsonl: one JSON object per line, from any of the peer scripts run on DIR/cases.json:
-  benches/torch_sdpa_bwd.py (FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION), the cuDNN
+  benches/torch_sdpa_bwd.py (FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION), on THD rows
+  (`rime bench --suite thd`) benches/cudnn_fe_thd_bwd.py (CUDNN_FE) and
+  benches/torch_varlen_thd_bwd.py (TORCH_VARLEN: torch.nn.attention.varlen.varlen_attn), the cuDNN
   frontend peer (CUDNN_FE: cuDNN's own Hopper kernels, a reference point only, they use wgmma) and
   the FROST peer (FROST_SM120: the cuDNN frontend 1.32 SM120 DSL kernels, the seed rime must beat).
 --repeat R2.json: a second `rime bench` of the same binary later in the same run (after the peers);
@@ -18,16 +20,19 @@ import json
 import statistics
 import sys
 
-BACKENDS = ("FROST_SM120", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "CUDNN_FE")
+BACKENDS = ("FROST_SM120", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "CUDNN_FE",
+            "TORCH_VARLEN")
 SHORT = {"FROST_SM120": "FROST", "FLASH_ATTENTION": "FLASH", "EFFICIENT_ATTENTION": "EFFICIENT",
-         "CUDNN_ATTENTION": "torch-CUDNN", "CUDNN_FE": "cuDNN-FE"}
-KEYS = ("b", "hq", "hk", "sq", "skv", "d", "dv", "causal", "bias", "dtype", "deterministic", "sink")
+         "CUDNN_ATTENTION": "torch-CUDNN", "CUDNN_FE": "cuDNN-FE", "TORCH_VARLEN": "torch-varlen"}
+KEYS = ("b", "hq", "hk", "sq", "skv", "d", "dv", "causal", "bias", "dtype", "deterministic", "sink", "lens")
 
 
 def key(case):
-    """A case's identity; "dv" defaults to "d", and "sink" (only on sink rows) to false."""
+    """A case's identity; "dv" defaults to "d", "sink" (only on sink rows) to false, and "lens"
+    (only on THD rows) to none."""
     defaults = {"dv": case["d"], "sink": False}
-    return tuple(case.get(k, defaults.get(k)) for k in KEYS)
+    v = lambda k: case.get(k, defaults.get(k))
+    return tuple(tuple(v(k)) if isinstance(v(k), list) else v(k) for k in KEYS)
 
 
 def load_peers(paths):

@@ -37,6 +37,7 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         io,
         deterministic: true,
         sink: false,
+        lens: Option::None,
     };
     // dSink is summed in a fixed order on every route (dsink_reduce.cu).
     let sink = |case: BackwardCase| BackwardCase { sink: true, ..case };
@@ -363,6 +364,7 @@ pub fn broadcast_dbias_ordered_routes(target: &Target) -> Result<Vec<String>, Ve
         io: DataType::Bf16,
         deterministic: true,
         sink: false,
+        lens: None,
     };
     let Ok(graph) = case.graph() else {
         return Err(vec!["graph build failed".into()]);

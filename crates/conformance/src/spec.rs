@@ -189,8 +189,16 @@ impl CaseSpec {
     }
 
     /// Backward FLOPs as reports count them: 10 * B * Hq * Sq * Skv * Dqk, halved for causal.
+    /// A THD layout counts only the real tokens: 10 * Hq * Dqk * the sum over b of
+    /// Lq[b] * Lkv[b] (halved for causal the same way).
     pub fn backward_flops(&self) -> f64 {
-        let f = 10.0 * (self.b * self.hq * self.sq * self.skv * self.dqk) as f64;
+        let pairs: usize = if self.layout == Layout::Thd {
+            let (q, kv) = (self.tokens(Sequence::Q), self.tokens(Sequence::Kv));
+            q.iter().zip(&kv).map(|(a, b)| a * b).sum()
+        } else {
+            self.b * self.sq * self.skv
+        };
+        let f = 10.0 * (pairs * self.hq * self.dqk) as f64;
         if self.band.right == Some(0) {
             f / 2.0
         } else {

@@ -15,7 +15,7 @@ use rime_engines::{HostBuffer, Plan, VariantPack, Workspace};
 use rime_graph::{DataType, GraphError, TensorId};
 
 use crate::fill::{node_inputs, Fills};
-use crate::spec::{BiasSpec, CaseGraph, CaseSpec, CAUSAL};
+use crate::spec::{BiasSpec, CaseGraph, CaseSpec, Layout, CAUSAL};
 use crate::HarnessError;
 use rime_analyzer::Band;
 
@@ -75,23 +75,34 @@ pub struct BackwardCase {
     pub deterministic: bool,
     /// An attention sink, with dSink.
     pub sink: bool,
+    /// Variable-length (THD) self-attention: each batch's sequence length, Q and KV alike
+    /// (`b` of them, `sq` = `skv` = the longest). Every token tensor (Q, K, V, O, dO, dQ, dK,
+    /// dV, Stats) is then packed THD with ragged offsets and a padding mask gives the lengths
+    /// ([`crate::spec::Layout::Thd`]).
+    pub lens: Option<Vec<usize>>,
 }
 
 impl BackwardCase {
-    /// A short name, e.g. `b4 h16/16 s2048x2048 d128 bias=batch causal sink det bf16`.
+    /// A short name, e.g. `b4 h16/16 s2048x2048 d128 bias=batch causal sink det bf16`; a THD
+    /// row shows its lengths instead of the sequence sizes: `b2 h16/16 thd[512+1531] d128 ...`.
     pub fn name(&self) -> String {
         let d = if self.d == self.dv {
             format!("d{}", self.d)
         } else {
             format!("d{}/{}", self.d, self.dv)
         };
+        let tokens = match &self.lens {
+            Some(lens) => {
+                let l: Vec<String> = lens.iter().map(ToString::to_string).collect();
+                format!("thd[{}]", l.join("+"))
+            }
+            None => format!("s{}x{}", self.sq, self.skv),
+        };
         format!(
-            "b{} h{}/{} s{}x{} {d} bias={}{}{}{} {}",
+            "b{} h{}/{} {tokens} {d} bias={}{}{}{} {}",
             self.b,
             self.hq,
             self.hk,
-            self.sq,
-            self.skv,
             self.bias.name(),
             if self.causal { " causal" } else { "" },
             if self.sink { " sink" } else { "" },
@@ -100,10 +111,17 @@ impl BackwardCase {
         )
     }
 
-    /// The row as a case spec: BHSD packed, f32 Stats, the bias with dBias and the sink with
-    /// dSink when present.
+    /// The row as a case spec: BHSD packed (THD with its lengths as the padding when it has
+    /// them), f32 Stats, the bias with dBias and the sink with dSink when present.
     pub fn spec(&self) -> CaseSpec {
+        let (layout, padding) = match &self.lens {
+            Some(l) => (Layout::Thd, Some((l.clone(), l.clone()))),
+            None => (Layout::Bhsd, None),
+        };
         CaseSpec {
+            layout,
+            padding,
+            max_total_seq_len: self.lens.is_some(),
             dv: self.dv,
             io: self.io,
             band: if self.causal { CAUSAL } else { Band::default() },
@@ -133,7 +151,9 @@ impl BackwardCase {
         self.spec().backward_graph()
     }
 
-    /// Backward FLOPs as the suites count them: 10 * B * Hq * Sq * Skv * Dqk, halved when causal.
+    /// Backward FLOPs as the suites count them: 10 * B * Hq * Sq * Skv * Dqk, halved when causal;
+    /// a THD row counts its real tokens only, 10 * Hq * Dqk * sum over b of lens[b]^2 (halved
+    /// when causal).
     pub fn flops(&self) -> f64 {
         self.spec().backward_flops()
     }
@@ -204,10 +224,7 @@ impl Workload {
                 .graph
                 .get(id)
                 .ok_or_else(|| sizing(graph.name_of(id)))?;
-            let len = t
-                .span_elements()
-                .and_then(|x| usize::try_from(x).ok())
-                .ok_or_else(|| sizing(&t.name))?;
+            let len = graph.buffer_len(id).ok_or_else(|| sizing(&t.name))?;
             let dt = graph.graph.data_type(id).ok_or_else(|| sizing(&t.name))?;
             outputs.push((id, dt, len));
         }
@@ -355,6 +372,7 @@ mod tests {
             io: DataType::Bf16,
             deterministic,
             sink: false,
+            lens: None,
         }
     }
 

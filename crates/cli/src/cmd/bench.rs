@@ -1,6 +1,7 @@
 //! `rime bench`: times the sm120 backward on a named suite of cases (benches/gpu_suite.json) and
 //! writes `results.json`, `table.md` and `cases.json` (the cases in the PyTorch peer script's
-//! input format) under `--out`.
+//! input format; THD rows carry their `lens`) under `--out`. `--graphs` also writes each case's
+//! backward graph, and `--dry-run` stops there, without a GPU.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,6 +50,13 @@ pub struct BenchArgs {
     /// SM120 allows; see `H200_TUNED`) instead of the SM120 one; cases without one are skipped.
     #[arg(long, value_parser = ["h200"])]
     pub tuning: Option<String>,
+    /// Also write each case's backward graph (rime JSON) as `graphs/NNN.json` under `--out`,
+    /// numbered from 0 in cases.json's order (for `rime check`).
+    #[arg(long)]
+    pub graphs: bool,
+    /// Write cases.json (and the graphs with `--graphs`) and stop: no GPU needed.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 fn route_names() -> clap::builder::PossibleValuesParser {
@@ -80,12 +88,17 @@ fn shape_case(
     io: DataType,
 ) -> anyhow::Result<BackwardCase> {
     let d = int(s, "d")?;
+    let lens = lens_of(s)?;
+    let (b, seq) = match &lens {
+        Some(l) => (l.len(), l.iter().copied().max().unwrap_or(0)),
+        None => (int(s, "b")?, int(s, "s")?),
+    };
     Ok(BackwardCase {
-        b: int(s, "b")?,
+        b,
         hq: int(s, "hq")?,
         hk: int(s, "hk")?,
-        sq: int(s, "s")?,
-        skv: int(s, "s")?,
+        sq: seq,
+        skv: seq,
         d,
         dv: match s.get("dv") {
             Some(_) => int(s, "dv")?,
@@ -96,7 +109,28 @@ fn shape_case(
         io,
         deterministic,
         sink,
+        lens,
     })
+}
+
+/// A THD shape's `lens` (one sequence length per batch, Q and KV alike): at least one, the
+/// longest >= 1, as many as `b` where the entry gives it; `None` without the key.
+fn lens_of(s: &Value) -> anyhow::Result<Option<Vec<usize>>> {
+    let Some(list) = s.get("lens") else {
+        return Ok(None);
+    };
+    let lens = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| x.as_u64().and_then(|x| usize::try_from(x).ok()))
+        .collect::<Option<Vec<usize>>>()
+        .filter(|l| l.iter().any(|&x| x > 0))
+        .with_context(|| format!("suite entry {s}: 'lens' is not a list of lengths, one >= 1"))?;
+    if s.get("b").is_some() && int(s, "b")? != lens.len() {
+        bail!("suite entry {s}: 'b' is not the number of 'lens'");
+    }
+    Ok(Some(lens))
 }
 
 /// The cases of suite `name`: every shape x bias x causal x deterministic (x sink, where the
@@ -148,7 +182,9 @@ fn suite_cases(suites: &Value, name: &str) -> anyhow::Result<Vec<BackwardCase>> 
 }
 
 /// The case as the peer scripts read it; `"sink": true` only on sink rows (the PyTorch and cuDNN
-/// peer scripts know no sink, so they must not be run on those).
+/// peer scripts know no sink, so they must not be run on those); THD rows add `"layout":
+/// "thd"` and `"lens"` (per batch, Q and KV alike; `sq` = `skv` = the longest), which only the
+/// THD peer scripts read: the dense ones would time the padded problem.
 fn peer_case(c: &BackwardCase) -> Value {
     let mut v = json!({
         "b": c.b, "hq": c.hq, "hk": c.hk, "sq": c.sq, "skv": c.skv, "d": c.d, "dv": c.dv,
@@ -158,7 +194,27 @@ fn peer_case(c: &BackwardCase) -> Value {
     if c.sink {
         v["sink"] = json!(true);
     }
+    if let Some(lens) = &c.lens {
+        v["layout"] = json!("thd");
+        v["lens"] = json!(lens);
+    }
     v
+}
+
+/// Writes each case's backward graph as `graphs/NNN.json` under `out`.
+fn write_graphs(out: &std::path::Path, cases: &[BackwardCase]) -> anyhow::Result<()> {
+    let dir = out.join("graphs");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (i, c) in cases.iter().enumerate() {
+        let g = c
+            .graph()
+            .with_context(|| format!("building {}", c.name()))?;
+        std::fs::write(
+            dir.join(format!("{i:03}.json")),
+            rime_graph::json::to_string(&g.graph),
+        )?;
+    }
+    Ok(())
 }
 
 /// Times one case with the analyzer's first sm120 choice for the live device (or its first
@@ -291,6 +347,18 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         args.out.join("cases.json"),
         serde_json::to_string_pretty(&peers)?,
     )?;
+    if args.graphs {
+        write_graphs(&args.out, &cases)?;
+    }
+    if args.dry_run {
+        say!(
+            "{} cases of suite {} written to {}",
+            cases.len(),
+            args.suite,
+            args.out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let dev = Arc::new(CudaDevice::open_default(0).context("rime bench needs a GPU")?);
     let target = rime_engines::cuda::auto_target(0)?;
     let p = dev.properties();
@@ -379,6 +447,56 @@ mod tests {
         for c in suite_cases(&suites(), "standard").expect("suite") {
             assert!(!c.sink && peer_case(&c).get("sink").is_none());
         }
+    }
+
+    #[test]
+    fn thd_suite_rows_carry_their_lengths_and_count_only_real_tokens() {
+        let lens = [512, 1531, 777, 2048, 613, 1024, 919, 768];
+        let cases = suite_cases(&suites(), "thd").expect("suite");
+        assert_eq!(cases.len(), 3 * 2 * 2);
+        assert!(cases.iter().any(|c| c.hq == 32 && c.hk == 8));
+        assert!(cases.iter().any(|c| c.d == 64));
+        let cpu = rime_analyzer::Target::by_name("cpu").expect("profile");
+        for c in &cases {
+            assert_eq!(c.lens.as_deref(), Some(&lens[..]), "{}", c.name());
+            assert_eq!((c.b, c.sq, c.skv, c.bias), (8, 2048, 2048, BiasKind::None));
+            assert!(
+                c.name()
+                    .contains("b8 h16/16 thd[512+1531+777+2048+613+1024+919+768] d")
+                    || c.name().starts_with("b8 h32/8 thd["),
+                "{}",
+                c.name()
+            );
+            let peer = peer_case(c);
+            assert_eq!(peer["layout"], "thd");
+            assert_eq!(peer["lens"], json!(lens));
+            assert_eq!(peer["sq"], 2048);
+            let pairs: usize = lens.iter().map(|l| l * l).sum();
+            let full = 10.0 * (c.hq * c.d * pairs) as f64;
+            assert_eq!(c.flops(), if c.causal { full / 2.0 } else { full });
+            // The analyzer takes every row for the CPU engine.
+            let g = c.graph().expect("graph");
+            assert!(g.graph.validate().is_ok(), "{}", c.name());
+            let report = rime_analyzer::analyze(&g.graph, &cpu);
+            let node = report.nodes[0].node;
+            let approved =
+                report.approve_config(node, rime_analyzer::EngineKind::CpuReference, None);
+            assert!(approved.is_ok(), "{}", c.name());
+        }
+        // Names are unique, so --filter and the peers' joins can tell the rows apart.
+        let mut names: Vec<String> = cases.iter().map(BackwardCase::name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), cases.len());
+        // A wrong batch count or an empty list is refused.
+        let bad = |lens: Value| {
+            json!({"s": {"shapes": [{"b": 2, "hq": 1, "hk": 1, "lens": lens, "d": 64}],
+                         "bias": ["none"], "causal": [false], "deterministic": [false]}})
+        };
+        assert!(suite_cases(&bad(json!([8, 16])), "s").is_ok());
+        assert!(suite_cases(&bad(json!([8, 16, 24])), "s").is_err());
+        assert!(suite_cases(&bad(json!([])), "s").is_err());
+        assert!(suite_cases(&bad(json!([0, 0])), "s").is_err());
     }
 
     #[test]
