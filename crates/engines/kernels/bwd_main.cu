@@ -152,32 +152,67 @@ __device__ __forceinline__ unsigned int relay_turn(const AttnParams& p, const Se
 }
 #endif
 
-// Copies Q rows [q0, q0 + BLOCK_Q) of head h (cp.async; rows past Sq, or past the sequence's
-// q_len real tokens of a ragged Q, zero-filled).
-__device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b, int q_len,
+// Where this block's batch starts in Q, dO and Stats. A ragged build reads the three offsets
+// once per block into shared memory (kept in registers across the main loop, they spilled at
+// the register limit); a padded one multiplies by the batch stride.
+#if RAGGED
+__shared__ i64 s_batch_base[3];
+#endif
+__device__ __forceinline__ i64 base_q(const AttnParams& p, int b) {
+#if RAGGED
+    return s_batch_base[0];
+#else
+    return batch_base(p.q, b);
+#endif
+}
+__device__ __forceinline__ i64 base_do(const AttnParams& p, int b) {
+#if RAGGED
+    return s_batch_base[1];
+#else
+    return batch_base(p.d_o, b);
+#endif
+}
+__device__ __forceinline__ i64 base_stats(const AttnParams& p, int b) {
+#if RAGGED
+    return s_batch_base[2];
+#else
+    return batch_base(p.stats, b);
+#endif
+}
+
+// The query rows a tile copy may read, of every query-side tensor (Q, dO, Stats, delta): Sq, or
+// in a ragged build the sequence's q_len real tokens (a ragged tensor has no rows past them; a
+// padded one's rows past them are masked by rime_keep, so zero-filling them changes nothing).
+// One bound for all, not one per tensor: per-tensor bounds spilled at the register limit.
+#if RAGGED
+#define Q_ROWS(L) ((L).q)
+#define KV_ROWS(L) ((L).kv)
+#else
+#define Q_ROWS(L) (p.sq)
+#define KV_ROWS(L) (p.skv)
+#endif
+
+// Copies Q rows [q0, q0 + BLOCK_Q) of head h (cp.async; rows from q_rows on zero-filled).
+__device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b, int q_rows,
                                             int h, int q0, int tid) {
-    const io_t* gQ = (const io_t*)p.q.ptr + batch_base(p.q, b) + h * p.q.sh + q0 * p.q.ss;
-    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true>(
-        sQ, LD_QK, gQ, p.q.ss, rows_held(p.q, q_len, p.sq) - q0, p.hd_qk, tid);
+    const io_t* gQ = (const io_t*)p.q.ptr + base_q(p, b) + h * p.q.sh + q0 * p.q.ss;
+    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true>(sQ, LD_QK, gQ, p.q.ss, q_rows - q0, p.hd_qk,
+                                                      tid);
 }
 
 // Copies what the dP and dV products of query tile q0 of head h read besides V: dO rows,
-// Stats and delta (cp.async; rows past Sq, or past a ragged tensor's q_len real tokens,
-// zero-filled, and masked by rime_keep).
+// Stats and delta (cp.async; rows from q_rows on zero-filled, and masked by rime_keep).
 __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
-                                             const AttnParams& p, int b, int q_len, int h, int q0,
+                                             const AttnParams& p, int b, int q_rows, int h, int q0,
                                              int tid) {
-    const io_t* gdO =
-        (const io_t*)p.d_o.ptr + batch_base(p.d_o, b) + h * p.d_o.sh + q0 * p.d_o.ss;
-    load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true>(
-        sdO, LD_V, gdO, p.d_o.ss, rows_held(p.d_o, q_len, p.sq) - q0, p.hd_v, tid);
-    const float* gLse = (const float*)p.stats.ptr + batch_base(p.stats, b) + h * p.stats.sh;
+    const io_t* gdO = (const io_t*)p.d_o.ptr + base_do(p, b) + h * p.d_o.sh + q0 * p.d_o.ss;
+    load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true>(sdO, LD_V, gdO, p.d_o.ss, q_rows - q0,
+                                                     p.hd_v, tid);
+    const float* gLse = (const float*)p.stats.ptr + base_stats(p, b) + h * p.stats.sh;
     const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
-    const int lse_rows = rows_held(p.stats, q_len, p.sq);
     for (int r = tid; r < BLOCK_Q; r += WARPS * 32) {
-        const bool in = q0 + r < p.sq;
-        const bool lse_in = q0 + r < lse_rows;
-        cp_async_4(sLse + r, lse_in ? gLse + (i64)(q0 + r) * p.stats.ss : gLse, lse_in);
+        const bool in = q0 + r < q_rows;
+        cp_async_4(sLse + r, in ? gLse + (i64)(q0 + r) * p.stats.ss : gLse, in);
         cp_async_4(sDelta + r, in ? gDelta + q0 + r : gDelta, in);
     }
 }
@@ -498,17 +533,25 @@ rime_bwd_main(const AttnParams p) {
     const int steps = group * tiles;
 
     zero_skipped_rows(p, b, kvh, n0, m_begin, m_end, tid);
+#if RAGGED
+    if (tid == 0) {
+        s_batch_base[0] = batch_base(p.q, b);
+        s_batch_base[1] = batch_base(p.d_o, b);
+        s_batch_base[2] = batch_base(p.stats, b);
+    }
+    __syncthreads();  // the bases are in place before the first Q / dO tile is copied
+#endif
 
     load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, true>(
         sK, LD_QK, (const io_t*)p.k.ptr + batch_base(p.k, b) + kvh * p.k.sh + n0 * p.k.ss,
-        p.k.ss, rows_held(p.k, L.kv, p.skv) - n0, p.hd_qk, tid);
+        p.k.ss, KV_ROWS(L) - n0, p.hd_qk, tid);
     load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, true>(
         sV, LD_V, (const io_t*)p.v.ptr + batch_base(p.v, b) + kvh * p.v.sh + n0 * p.v.ss,
-        p.v.ss, rows_held(p.v, L.kv, p.skv) - n0, p.hd_v, tid);
+        p.v.ss, KV_ROWS(L) - n0, p.hd_v, tid);
 #if !V_STAGED
     if (steps > 0) {
-        load_q_tile(sQ, p, b, L.q, kvh * group, m_begin * BLOCK_Q, tid);
-        load_do_tile(sdO, sLse, sDelta, p, b, L.q, kvh * group, m_begin * BLOCK_Q, tid);
+        load_q_tile(sQ, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
+        load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
     }
 #endif
 #if HAS_BIAS && !PS_IN_V
@@ -557,8 +600,8 @@ rime_bwd_main(const AttnParams p) {
 #if V_STAGED
     __syncthreads();  // every warp has its V fragments: the Q and dO buffers take their tiles
     if (steps > 0) {
-        load_q_tile(sQ, p, b, L.q, kvh * group, m_begin * BLOCK_Q, tid);
-        load_do_tile(sdO, sLse, sDelta, p, b, L.q, kvh * group, m_begin * BLOCK_Q, tid);
+        load_q_tile(sQ, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
+        load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
     }
 #elif HAS_BIAS
     __syncthreads();  // every warp has its V fragments: sP (V's space) takes the first bias tile
@@ -602,7 +645,7 @@ rime_bwd_main(const AttnParams p) {
         __syncthreads();  // this step's Q / dO / Stats / delta have landed; sP / sdS are free
 #if STAGES == 2
         // Every warp has finished the previous step: its Q buffer takes the next step's Q.
-        if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, L.q, next_h, next_q0, tid);
+        if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, Q_ROWS(L), next_h, next_q0, tid);
 #endif
 
         // Product 1: S = Q K^T and dP = dO V^T, in one k loop over the common head dim (two
@@ -684,7 +727,7 @@ rime_bwd_main(const AttnParams p) {
         warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_V>(dv, at_p,
                                                                               bt_do + do_off);
         __syncthreads();
-        if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, L.q, next_h, next_q0, tid);
+        if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), next_h, next_q0, tid);
 #if HAS_BIAS
         if (has_next) load_bias_tile(sP, p, b, next_h, next_q0, n0, tid);
 #endif
@@ -692,7 +735,7 @@ rime_bwd_main(const AttnParams p) {
                                                                                bt_q + q_off);
 #if STAGES == 1
         __syncthreads();  // every warp is past its reads of sQ
-        if (has_next) load_q_tile(sQ, p, b, L.q, next_h, next_q0, tid);
+        if (has_next) load_q_tile(sQ, p, b, Q_ROWS(L), next_h, next_q0, tid);
 #endif
 #if DBIAS_MODE == 1
         // dBias = dS (the io-dtype value).
