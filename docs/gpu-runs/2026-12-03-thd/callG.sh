@@ -18,7 +18,8 @@ step fixtures python3 docs/gpu-runs/2026-12-03-thd/thd_compare.py $R $W/fx tests
 step bench_thd $R bench --suite thd --out $W/thd
 fe() { python3 -m pip install -q --no-deps --no-index --target /tmp/fe $D/fe/nvidia_cudnn_frontend-1.32.0-*.whl && PYTHONPATH=/tmp/fe timeout 240 python3 benches/cudnn_fe_thd_bwd.py $W/thd/cases.json --check > $W/cudnn_thd.jsonl; }
 step cudnn_thd fe
-step torch_thd timeout 200 python3 benches/torch_varlen_thd_bwd.py $W/thd/cases.json > $W/torch_thd.jsonl
+tv() { timeout 200 python3 benches/torch_varlen_thd_bwd.py $W/thd/cases.json > $W/torch_thd.jsonl; }
+step torch_thd tv
 step bench_thd_repeat $R bench --suite thd --out $W/thdr
 step selftest_thd_full $R selftest --guards --filter thd --require-gpu
 step san_memcheck compute-sanitizer --tool memcheck --print-limit 20 $R selftest --small --filter thd-d64v64 --require-gpu

@@ -230,7 +230,8 @@ pub struct DeviceBuffer {
 
 fn device_type(data_type: DataType) -> Result<(), CudaError> {
     match data_type {
-        DataType::F16 | DataType::Bf16 | DataType::F32 | DataType::I32 => Ok(()),
+        // i64: ragged offsets (the engine copies them to the host to check them).
+        DataType::F16 | DataType::Bf16 | DataType::F32 | DataType::I32 | DataType::I64 => Ok(()),
         other => Err(CudaError::UnsupportedDataType {
             data_type: other.name(),
         }),
@@ -251,7 +252,7 @@ impl DeviceBuffer {
     /// `len` elements of `data_type` over `memory` (which must hold them).
     ///
     /// # Errors
-    /// [`CudaError::UnsupportedDataType`] for types other than f16, bf16, f32 and i32;
+    /// [`CudaError::UnsupportedDataType`] for types other than f16, bf16, f32, i32 and i64;
     /// [`CudaError::BufferSize`] when the memory is too small.
     pub fn new(data_type: DataType, len: usize, memory: DeviceMemory) -> Result<Self, CudaError> {
         device_type(data_type)?;
@@ -299,7 +300,7 @@ impl DeviceBuffer {
         Self::filled(dev, data_type, len, 0xff)
     }
 
-    /// A copy of a host buffer on `dev` (f16, bf16, f32, i32).
+    /// A copy of a host buffer on `dev` (f16, bf16, f32, i32, i64).
     ///
     /// # Errors
     /// As [`Self::filled`].

@@ -52,8 +52,8 @@ pub enum CudaError {
         /// NVRTC's error code, rendered.
         detail: String,
     },
-    /// A device buffer was asked for a data type the kernels do not read (f64, i64, bool).
-    #[error("device buffers hold f16, bf16, f32 or i32 elements, not {data_type}")]
+    /// A device buffer was asked for a data type the engine does not read (f64, bool).
+    #[error("device buffers hold f16, bf16, f32, i32 or i64 elements, not {data_type}")]
     UnsupportedDataType {
         /// The type asked for.
         data_type: &'static str,
