@@ -165,6 +165,10 @@ const NOT_REACHABLE_FROM_FILES: &[(ReasonCode, &str)] = &[
         ReasonCode::Sm120DeterministicDsink,
         "retired: no rule reports it (ReasonCode::RETIRED)",
     ),
+    (
+        ReasonCode::Sm120Ragged,
+        "retired: no rule reports it (ReasonCode::RETIRED)",
+    ),
 ];
 
 #[test]

@@ -591,6 +591,17 @@ reason_codes! {
     ///
     /// Fix: split the sequence (context parallelism), or use the cpu_reference engine.
     Sm120SequenceLimit = "SMX013", Sm120;
+    /// Ragged (THD) tensors with a broadcast bias's dBias on the atomic, relay or
+    /// ordered_dbias route, at head dims past (128, 128).
+    ///
+    /// Why: those routes sum such a dBias from the backward main kernel (into an f32
+    /// accumulator, or into per-(batch, head) partials), and the ragged builds of the d192/128
+    /// and d256 kernels that do it need more than the 255 registers a thread has (ptxas
+    /// spills 4 bytes; every sm_120 kernel is held to zero spills).
+    ///
+    /// Fix: a per-batch bias (B, Hq, Sq, Skv) (its dBias needs no sum), head dims of at most
+    /// 128, padded (non-ragged) tensors with a padding mask, or the cpu_reference engine.
+    Sm120RaggedBroadcastDbias = "SMX014", Sm120;
 
     // ---------------------------------------------------------------- routes
     /// The atomic route is not deterministic and the graph asks for determinism.

@@ -294,7 +294,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (64, 64),
         4,
         1,
-        200,
+        202,
     ),
     // d256: the same tiles, 101,376 B exactly (Q, K and V at 64 x 264 elements each).
     kernel(
@@ -304,7 +304,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (64, 64),
         4,
         1,
-        248,
+        251,
     ),
     // Backward main (bwd_main.cu): 8 warps, each product split over its own warp grid with
     // P and dS through shared memory (FlashAttention-2's layout), so every warp owns a 2-D tile
@@ -365,7 +365,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         1,
-        88,
+        90,
     ),
     kernel(
         "dq_gemm_d128_128x64",
@@ -374,7 +374,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         1,
-        136,
+        138,
     ),
     kernel(
         "dq_gemm_d192v128_128x64",
@@ -392,7 +392,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         1,
-        216,
+        218,
     ),
 ];
 
@@ -434,6 +434,15 @@ pub fn h200_tuned(main: &KernelConfig) -> Option<&'static KernelConfig> {
 /// The smallest configuration of `role` whose envelope holds (dqk, dv).
 pub fn select(role: KernelRole, dqk: i64, dv: i64) -> Option<&'static KernelConfig> {
     KERNELS.iter().find(|k| k.role == role && k.fits(dqk, dv))
+}
+
+/// True when backward main kernel `main` has ragged (THD) builds that sum a broadcast bias's
+/// dBias in the kernel (atomic and relay: the f32 accumulator; ordered_dbias: the partials):
+/// head dims of at most (128, 128). The d192/128 and d256 ragged builds spill 4 B there
+/// (sm_120 fitness, 2026-12-03), so the analyzer refuses them (`SMX014`) and they are not
+/// built.
+pub fn ragged_dbias_sum_fits(main: &KernelConfig) -> bool {
+    main.head_dim_qk <= 128 && main.head_dim_v <= 128
 }
 
 /// The configuration of `role` compiled for exactly the envelope of `main`.

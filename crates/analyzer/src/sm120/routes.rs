@@ -17,7 +17,7 @@
 
 use rime_graph::Port;
 
-use super::kernels::KernelConfig;
+use super::kernels::{ragged_dbias_sum_fits, KernelConfig};
 use super::workspace::{backward_workspace, needs};
 use crate::rules::NodeCtx;
 use crate::workspace::human_bytes;
@@ -112,6 +112,36 @@ pub(super) fn check(
     if matches!(route, Route::Atomic | Route::Relay) {
         atomic_dbias_order(ctx, out);
     }
+    if route != Route::TwoKernel {
+        ragged_dbias_sum(ctx, main, out);
+    }
+}
+
+/// SMX014: the kernel's ragged builds cannot sum a broadcast bias's dBias at these head dims.
+fn ragged_dbias_sum(ctx: &NodeCtx<'_>, main: &KernelConfig, out: &mut Vec<Rejection>) {
+    let reduces = ctx.has(Port::DBias) && ctx.bias_broadcast().is_some_and(|b| b.reduces());
+    let Some(port) = ctx
+        .ragged_port()
+        .filter(|_| reduces && !ragged_dbias_sum_fits(main))
+    else {
+        return;
+    };
+    out.push(
+        Rejection::new(
+            ReasonCode::Sm120RaggedBroadcastDbias,
+            ctx.port(port),
+            format!(
+                "{port} is ragged and dBias sums a broadcast bias in {}, which has no ragged \
+                 build for it",
+                main.name
+            ),
+        )
+        .limit(
+            "head dims (Dqk, Dv)",
+            format!("({}, {})", main.head_dim_qk, main.head_dim_v),
+            "at most (128, 128)",
+        ),
+    );
 }
 
 /// BIA003: a broadcast bias's dBias is summed with fp32 atomics, whose order is not fixed.

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::nvrtc::{CompileError, CompileOptions};
 
 use super::error::CudaError;
+use rime_analyzer::sm120::kernels::ragged_dbias_sum_fits;
 use rime_analyzer::{KernelConfig, KernelRole, Route};
 
 /// Helpers every kernel uses; first in each kernel source (no toolkit headers needed).
@@ -378,9 +379,12 @@ impl KernelBuild {
                 .collect();
             v.extend(kv_major);
         }
-        // Every combination again with ragged tensors.
+        // Every combination again with ragged tensors, but those that sum a broadcast bias's
+        // dBias in the kernel where the analyzer refuses them (SMX014).
+        let sums = |f: &BwdFeatures| matches!(f.dbias, DbiasMode::Accumulate | DbiasMode::Partials);
         let ragged: Vec<_> = v
             .iter()
+            .filter(|f| ragged_dbias_sum_fits(k) || !sums(f))
             .map(|f| BwdFeatures { ragged: true, ..*f })
             .collect();
         v.extend(ragged);
