@@ -350,14 +350,15 @@ impl KernelBuild {
             ragged: false,
         };
         if route == Route::OrderedDbias {
+            // Partials are summed in the kernel: a ragged build only where it fits (SMX014).
             let partials = with_bias(DbiasMode::Partials);
-            return vec![
-                partials,
-                BwdFeatures {
-                    ragged: true,
-                    ..partials
-                },
-            ];
+            let ragged = BwdFeatures {
+                ragged: true,
+                ..partials
+            };
+            return std::iter::once(partials)
+                .chain(ragged_dbias_sum_fits(k).then_some(ragged))
+                .collect();
         }
         let plain = BwdFeatures {
             has_bias: false,
@@ -610,6 +611,20 @@ mod tests {
             !pays(256, 256),
             "the d256 kernel's 32-row KV tile lost 10% on KV-major"
         );
+    }
+
+    #[test]
+    fn ragged_builds_sum_a_broadcast_dbias_only_where_they_fit() {
+        for k in KERNELS.iter().filter(|k| k.role == KernelRole::BackwardMain) {
+            let builds = KernelBuild::all_for(k);
+            let ragged_sums = builds.iter().any(|b| {
+                b.defines.contains(&("RAGGED", 1))
+                    && (b.defines.contains(&("DBIAS_MODE", 2))
+                        || b.defines.contains(&("DBIAS_MODE", 3)))
+            });
+            assert_eq!(ragged_sums, ragged_dbias_sum_fits(k), "{}", k.name);
+            assert!(builds.iter().any(|b| b.defines.contains(&("RAGGED", 1))));
+        }
     }
 
     #[test]
