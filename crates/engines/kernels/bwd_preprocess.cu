@@ -57,7 +57,8 @@ rime_bwd_preprocess(const AttnParams p) {
                 dsink_rows[i] = counts ? -rime_exp2((sink - lse) * RIME_LOG2E) * acc : 0.f;
             }
         }
-        if (dq_acc)
+        // A ragged dQ has no rows past q_len: the convert kernel never reads their sums.
+        if (dq_acc && i < rows_held(p.dq, q_len, p.sq))
             for (int d = lane; d < p.hd_qk; d += 32) dq_acc[(i64)i * p.hd_qk + d] = 0.f;
     }
     if (p.relay != 0) {

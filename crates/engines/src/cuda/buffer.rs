@@ -340,6 +340,48 @@ impl DeviceBuffer {
         })
     }
 
+    /// Copies integer buffers (i32, i64: lengths, offsets) back to the host with one stream
+    /// synchronize for all of them, not one each.
+    ///
+    /// # Errors
+    /// [`CudaError::UnsupportedDataType`] for a buffer of another type; driver errors.
+    pub fn download_integers(
+        dev: &CudaDevice,
+        buffers: &[&DeviceBuffer],
+    ) -> Result<Vec<HostBuffer>, CudaError> {
+        let mut hosts = Vec::with_capacity(buffers.len());
+        for b in buffers {
+            if !matches!(b.data_type, DataType::I32 | DataType::I64) {
+                return Err(CudaError::UnsupportedDataType {
+                    data_type: b.data_type.name(),
+                });
+            }
+            b.memory.same_device(dev)?;
+            let mut host = vec![0u8; bytes_for(b.data_type, b.len, "a download")?];
+            // SAFETY: the source is live device memory of at least host.len() bytes (the
+            // buffer's elements); `host` is not read or moved until the synchronize below
+            // (pushing it into `hosts` moves the Vec, not its heap storage).
+            unsafe {
+                cudarc::driver::result::memcpy_dtoh_async(
+                    &mut host,
+                    b.memory.ptr,
+                    dev.stream().cu_stream(),
+                )
+            }
+            .map_err(CudaError::driver("download"))?;
+            hosts.push((b.data_type, host));
+        }
+        dev.synchronize()?;
+        hosts
+            .into_iter()
+            .map(|(t, bytes)| {
+                HostBuffer::from_le_bytes(t, &bytes).ok_or(CudaError::UnsupportedDataType {
+                    data_type: t.name(),
+                })
+            })
+            .collect()
+    }
+
     /// The memory the elements are in.
     pub fn memory(&self) -> &DeviceMemory {
         &self.memory

@@ -615,7 +615,10 @@ mod tests {
 
     #[test]
     fn ragged_builds_sum_a_broadcast_dbias_only_where_they_fit() {
-        for k in KERNELS.iter().filter(|k| k.role == KernelRole::BackwardMain) {
+        for k in KERNELS
+            .iter()
+            .filter(|k| k.role == KernelRole::BackwardMain)
+        {
             let builds = KernelBuild::all_for(k);
             let ragged_sums = builds.iter().any(|b| {
                 b.defines.contains(&("RAGGED", 1))

@@ -1,7 +1,7 @@
 //! Ragged (THD) tensors on the sm120 engine. The kernels place batch b of a ragged tensor at
 //! element `offsets[b]` of its buffer (`TensorRef::ragged`) and read or write its real tokens
 //! only (`rows_held` in attn.cuh). Before they run, [`upload`] copies every ragged tensor's
-//! offsets and the padding mask's lengths to the host (this waits for the stream), checks them
+//! offsets and the padding mask's lengths to the host (one stream synchronize), checks them
 //! with the CPU engine's own checks (`cpu/ragged.rs`: B + 1 offsets >= 0, not decreasing, the
 //! last inside the buffer and within `max_total_seq_len_q/kv` x the token stride, each
 //! sequence's tokens inside the room up to the next offset, every length within 0..=S), checks
@@ -10,15 +10,17 @@
 //! [`ragged_ports`] order. The kernels read only those checked copies, never the user's
 //! offsets, so what was checked is what runs.
 
+use std::collections::BTreeMap;
+
 use rime_analyzer::{RegionKind, SdpaProblem, TensorSpec, WorkspaceLayout};
-use rime_graph::{Graph, Port, Sequence};
+use rime_graph::{Graph, Port, Sequence, TensorId};
 
 use super::buffer::{DeviceBuffer, DeviceMemory};
 use super::context::CudaDevice;
 use super::plan::PortAddresses;
 use crate::cpu::ragged::{check_max_total, offsets_of, seq_len_values, Ragged};
 use crate::cpu::View4;
-use crate::{Binding, Buffer, EngineError, VariantPack};
+use crate::{Binding, Buffer, EngineError, HostBuffer, VariantPack};
 
 /// Elements of a 16-byte row chunk of a 16-bit tensor: what cp.async and the vector stores move.
 const ROW_CHUNK_ELEMENTS: usize = 8;
@@ -31,21 +33,34 @@ pub(crate) fn ragged_ports(p: &SdpaProblem) -> Vec<(Port, &TensorSpec)> {
         .collect()
 }
 
-/// The device buffer bound to tensor `id`, copied to the host.
-fn download(
-    dev: &CudaDevice,
-    pack: &VariantPack,
+/// The device buffer bound to tensor `id`.
+fn device_buffer<'p>(
+    pack: &'p VariantPack,
     binding: &Binding,
     name: &str,
-    id: rime_graph::TensorId,
-) -> Result<crate::HostBuffer, EngineError> {
-    let buffer = pack
-        .bound(binding, id)
+    id: TensorId,
+) -> Result<&'p DeviceBuffer, EngineError> {
+    pack.bound(binding, id)
         .and_then(|b| b.as_any().downcast_ref::<DeviceBuffer>())
         .ok_or_else(|| EngineError::MissingBuffer {
             tensor: name.to_owned(),
-        })?;
-    Ok(buffer.download(dev)?)
+        })
+}
+
+/// Every integer tensor the checks read (the padding mask's lengths, each offsets tensor
+/// once), copied to the host with one stream synchronize.
+fn download_all(
+    dev: &CudaDevice,
+    pack: &VariantPack,
+    binding: &Binding,
+    wanted: &[(String, TensorId)],
+) -> Result<BTreeMap<TensorId, HostBuffer>, EngineError> {
+    let buffers = wanted
+        .iter()
+        .map(|(name, id)| device_buffer(pack, binding, name, *id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let hosts = DeviceBuffer::download_integers(dev, &buffers)?;
+    Ok(wanted.iter().map(|(_, id)| *id).zip(hosts).collect())
 }
 
 /// Checks every ragged tensor's offsets against its buffer and the padding mask's lengths, and
@@ -80,6 +95,24 @@ pub(crate) fn upload(
         .ok_or_else(missing)?;
     let memory = workspace.ok_or_else(missing)?;
     let b = problem.shape.b;
+    let lengths: Vec<&TensorSpec> = [Port::SeqLenQ, Port::SeqLenKv]
+        .into_iter()
+        .filter(|_| problem.padding)
+        .filter_map(|port| problem.tensor(port))
+        .collect();
+    let mut wanted: Vec<(String, TensorId)> =
+        lengths.iter().map(|t| (t.name.clone(), t.id)).collect();
+    for (_, t) in &ports {
+        let id = t.ragged_offset.ok_or_else(missing)?;
+        let o = graph.get(id).ok_or_else(|| EngineError::MissingBuffer {
+            tensor: format!("ragged offsets of '{}'", t.name),
+        })?;
+        if !wanted.iter().any(|(_, w)| *w == id) {
+            wanted.push((o.name.clone(), id));
+        }
+    }
+    let hosts = download_all(dev, pack, binding, &wanted)?;
+    let host_of = |id: TensorId| hosts.get(&id).ok_or_else(missing);
     let tokens = |sequence: Sequence| -> Result<Vec<usize>, EngineError> {
         let (port, max) = match sequence {
             Sequence::Q => (Port::SeqLenQ, problem.shape.sq),
@@ -88,12 +121,12 @@ pub(crate) fn upload(
         match problem.tensor(port).filter(|_| problem.padding) {
             None => Ok(vec![max; b]),
             Some(t) => {
-                let host = download(dev, pack, binding, &t.name, t.id)?;
+                let host = host_of(t.id)?;
                 let view = View4 {
                     dims: t.dims,
                     strides: t.strides,
                 };
-                seq_len_values(t, &view, &host, b, max).ok_or_else(|| {
+                seq_len_values(t, &view, host, b, max).ok_or_else(|| {
                     EngineError::DataTypeMismatch {
                         tensor: t.name.clone(),
                         expected: rime_graph::DataType::I32,
@@ -112,7 +145,7 @@ pub(crate) fn upload(
         let o = graph.get(id).ok_or_else(|| EngineError::MissingBuffer {
             tensor: format!("ragged offsets of '{}'", t.name),
         })?;
-        let offsets = offsets_of(&t.name, o, &download(dev, pack, binding, &o.name, id)?)?;
+        let offsets = offsets_of(&t.name, o, host_of(id)?)?;
         check_max_total(problem, t, sequence, &o.name, &offsets)?;
         let view = View4 {
             dims: t.dims,
