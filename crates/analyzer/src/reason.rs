@@ -616,11 +616,13 @@ reason_codes! {
     ///
     /// Fix: use head dims equal to an envelope (64, 128, 192/128 or 256) or the relay route.
     TwoKernelPaddedHeadDim = "RTE002", Route;
-    /// The two_kernel route needs compact K and dQ layouts.
+    /// Retired, never reported: the two_kernel route needed compact K and dQ layouts.
     ///
-    /// Why: the dQ GEMM streams K and writes dQ as packed (B, H, S, D) matrices.
+    /// Why: its dQ GEMM reads K and writes dQ through their strides (and a ragged tensor's
+    /// offsets) like every other kernel, so any layout the engine takes serves it; the rule
+    /// outlived the first dQ GEMM. The code is kept so that it is never reused.
     ///
-    /// Fix: pass packed K and dQ, or use the relay route.
+    /// Fix: nothing to fix; an older report that names it describes an older rime.
     TwoKernelLayout = "RTE003", Route;
     /// The dQ GEMM's Q tile is not a multiple of (or is smaller than) the main kernel's Q tile.
     ///
@@ -675,6 +677,7 @@ impl ReasonCode {
         ReasonCode::CpuRagged,
         ReasonCode::Sm120DeterministicDsink,
         ReasonCode::Sm120Ragged,
+        ReasonCode::TwoKernelLayout,
     ];
 
     /// True when no rule reports the code any more (see [`ReasonCode::RETIRED`]).

@@ -229,26 +229,6 @@ fn two_kernel(
             ),
         );
     }
-    for port in [Port::K, Port::DQ] {
-        if ctx.tensor(port).is_some_and(|t| !t.is_packed()) {
-            let strides = ctx
-                .tensor(port)
-                .map(|t| t.strides.clone())
-                .unwrap_or_default();
-            let packed = ctx
-                .tensor(port)
-                .map(|t| rime_graph::packed_strides(&t.dims))
-                .unwrap_or_default();
-            out.push(
-                Rejection::new(
-                    ReasonCode::TwoKernelLayout,
-                    ctx.port(port),
-                    format!("{port} is not packed; the dQ GEMM needs a compact layout"),
-                )
-                .limit("strides", format!("{strides:?}"), format!("{packed:?}")),
-            );
-        }
-    }
     match dq {
         Some(dq) if ctx.target.is_gpu() => out.extend(two_kernel_pair_rejections(
             main,
