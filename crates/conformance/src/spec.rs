@@ -190,7 +190,7 @@ impl CaseSpec {
 
     /// Backward FLOPs as reports count them: 10 * B * Hq * Sq * Skv * Dqk, halved for causal.
     /// A THD layout counts only the real tokens: 10 * Hq * Dqk * the sum over b of
-    /// Lq[b] * Lkv[b] (halved for causal the same way).
+    /// `Lq[b] * Lkv[b]` (halved for causal the same way).
     pub fn backward_flops(&self) -> f64 {
         let pairs: usize = if self.layout == Layout::Thd {
             let (q, kv) = (self.tokens(Sequence::Q), self.tokens(Sequence::Kv));

@@ -152,7 +152,7 @@ impl BackwardCase {
     }
 
     /// Backward FLOPs as the suites count them: 10 * B * Hq * Sq * Skv * Dqk, halved when causal;
-    /// a THD row counts its real tokens only, 10 * Hq * Dqk * sum over b of lens[b]^2 (halved
+    /// a THD row counts its real tokens only, 10 * Hq * Dqk * sum over b of `lens[b]^2` (halved
     /// when causal).
     pub fn flops(&self) -> f64 {
         self.spec().backward_flops()
