@@ -175,7 +175,7 @@ def markdown(rime, rows, meta, has_repeat, has_tuned):
 
 def svg(rows, path):
     colors = {"rime": "#d62728", "FROST_SM120": "#ff7f0e", "FLASH_ATTENTION": "#1f77b4", "EFFICIENT_ATTENTION": "#2ca02c",
-              "CUDNN_ATTENTION": "#9467bd", "CUDNN_FE": "#8c564b"}
+              "CUDNN_ATTENTION": "#9467bd", "CUDNN_FE": "#8c564b", "TORCH_VARLEN": "#17becf"}
     series = ["rime"] + [b for b in BACKENDS if any(b in row["tflops"] for row in rows)]
     vals = []
     for row in rows:

@@ -173,6 +173,10 @@ pub fn estimate(
     if causal {
         flops *= 0.5;
     }
+    // The kernels skip the tiles past each sequence's length; only a ragged layout's token
+    // totals bound those lengths before execution. The dense terms below (two_kernel's dS
+    // round trip and dQ GEMM over B x Sq x Skv) do not shrink with them.
+    flops *= ragged_fill(graph, node, shape);
     let mut bytes = tensor_bytes(graph, node) + route_bytes(config);
     let (rate, bandwidth) = match config.engine {
         EngineKind::CpuReference => (HOST_TFLOPS * 1e12, HOST_GBS * 1e9),
@@ -310,6 +314,31 @@ fn launches(
 }
 
 /// True when `node` asks for dBias of a bias that broadcasts over batches or heads.
+/// The share of the B x Sq x Skv score pairs a ragged (THD) node's real tokens can reach:
+/// sequence b has at most len_q(b) x Skv pairs (and Sq x len_kv(b)), so all of them at most
+/// `max_total_seq_len_q` x Skv (and Sq x `max_total_seq_len_kv`). 1 without a ragged tensor or
+/// without the totals. Measured on the H200, 2026-12-03 (call H): with the dense count,
+/// two_kernel was ranked first for deterministic THD rows of 8192 tokens in B x S = 16384 and
+/// ran 1.1-1.5x slower than relay.
+fn ragged_fill(graph: &Graph, node: &Node, shape: &SdpaShape) -> f64 {
+    let ragged = node
+        .inputs
+        .values()
+        .chain(node.outputs.values())
+        .any(|&id| graph.get(id).is_some_and(|t| t.ragged_offset.is_some()));
+    if !ragged {
+        return 1.0;
+    }
+    let share = |total: Option<i64>, dim: i64| match total {
+        Some(t) if t >= 0 && shape.b > 0 && dim > 0 => t as f64 / (shape.b as f64 * dim as f64),
+        _ => 1.0,
+    };
+    let o = &node.options;
+    share(o.max_total_seq_len_q, shape.sq)
+        .min(share(o.max_total_seq_len_kv, shape.skv))
+        .clamp(0.0, 1.0)
+}
+
 fn reduces_dbias(graph: &Graph, node: &Node, shape: &SdpaShape) -> bool {
     let bias = node.input(Port::Bias).and_then(|id| graph.get(id));
     node.output(Port::DBias).is_some()
