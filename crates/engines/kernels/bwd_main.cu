@@ -152,31 +152,21 @@ __device__ __forceinline__ unsigned int relay_turn(const AttnParams& p, const Se
 }
 #endif
 
-// Where this block's batch starts in Q, dO and Stats. A ragged build reads the three offsets
-// once per block into shared memory (kept in registers across the main loop, they spilled at
-// the register limit); a padded one multiplies by the batch stride.
+// Where this block's batch starts in Q, dO and Stats (slots BASE_Q, BASE_DO, BASE_STATS). A
+// ragged build reads the three offsets once per block into shared memory (kept in registers
+// across the main loop, they spilled at the register limit); a padded one multiplies by the
+// batch stride.
+#define BASE_Q 0
+#define BASE_DO 1
+#define BASE_STATS 2
 #if RAGGED
 __shared__ i64 s_batch_base[3];
 #endif
-__device__ __forceinline__ i64 base_q(const AttnParams& p, int b) {
+__device__ __forceinline__ i64 block_base(const TensorRef& t, int slot, int b) {
 #if RAGGED
-    return s_batch_base[0];
+    return s_batch_base[slot];
 #else
-    return batch_base(p.q, b);
-#endif
-}
-__device__ __forceinline__ i64 base_do(const AttnParams& p, int b) {
-#if RAGGED
-    return s_batch_base[1];
-#else
-    return batch_base(p.d_o, b);
-#endif
-}
-__device__ __forceinline__ i64 base_stats(const AttnParams& p, int b) {
-#if RAGGED
-    return s_batch_base[2];
-#else
-    return batch_base(p.stats, b);
+    return batch_base(t, b);
 #endif
 }
 
@@ -195,7 +185,8 @@ __device__ __forceinline__ i64 base_stats(const AttnParams& p, int b) {
 // Copies Q rows [q0, q0 + BLOCK_Q) of head h (cp.async; rows from q_rows on zero-filled).
 __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b, int q_rows,
                                             int h, int q0, int tid) {
-    const io_t* gQ = (const io_t*)p.q.ptr + base_q(p, b) + h * p.q.sh + q0 * p.q.ss;
+    const io_t* gQ =
+        (const io_t*)p.q.ptr + block_base(p.q, BASE_Q, b) + h * p.q.sh + q0 * p.q.ss;
     load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true>(sQ, LD_QK, gQ, p.q.ss, q_rows - q0, p.hd_qk,
                                                       tid);
 }
@@ -205,10 +196,12 @@ __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b
 __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
                                              const AttnParams& p, int b, int q_rows, int h, int q0,
                                              int tid) {
-    const io_t* gdO = (const io_t*)p.d_o.ptr + base_do(p, b) + h * p.d_o.sh + q0 * p.d_o.ss;
+    const io_t* gdO =
+        (const io_t*)p.d_o.ptr + block_base(p.d_o, BASE_DO, b) + h * p.d_o.sh + q0 * p.d_o.ss;
     load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true>(sdO, LD_V, gdO, p.d_o.ss, q_rows - q0,
                                                      p.hd_v, tid);
-    const float* gLse = (const float*)p.stats.ptr + base_stats(p, b) + h * p.stats.sh;
+    const float* gLse =
+        (const float*)p.stats.ptr + block_base(p.stats, BASE_STATS, b) + h * p.stats.sh;
     const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
     for (int r = tid; r < BLOCK_Q; r += WARPS * 32) {
         const bool in = q0 + r < q_rows;
@@ -535,9 +528,9 @@ rime_bwd_main(const AttnParams p) {
     zero_skipped_rows(p, b, kvh, n0, m_begin, m_end, tid);
 #if RAGGED
     if (tid == 0) {
-        s_batch_base[0] = batch_base(p.q, b);
-        s_batch_base[1] = batch_base(p.d_o, b);
-        s_batch_base[2] = batch_base(p.stats, b);
+        s_batch_base[BASE_Q] = batch_base(p.q, b);
+        s_batch_base[BASE_DO] = batch_base(p.d_o, b);
+        s_batch_base[BASE_STATS] = batch_base(p.stats, b);
     }
     __syncthreads();  // the bases are in place before the first Q / dO tile is copied
 #endif
