@@ -313,7 +313,6 @@ fn launches(
     }
 }
 
-/// True when `node` asks for dBias of a bias that broadcasts over batches or heads.
 /// The share of the B x Sq x Skv score pairs a ragged (THD) node's real tokens can reach:
 /// sequence b has at most len_q(b) x Skv pairs (and Sq x len_kv(b)), so all of them at most
 /// `max_total_seq_len_q` x Skv (and Sq x `max_total_seq_len_kv`). 1 without a ragged tensor or
@@ -339,6 +338,7 @@ fn ragged_fill(graph: &Graph, node: &Node, shape: &SdpaShape) -> f64 {
         .clamp(0.0, 1.0)
 }
 
+/// True when `node` asks for dBias of a bias that broadcasts over batches or heads.
 fn reduces_dbias(graph: &Graph, node: &Node, shape: &SdpaShape) -> bool {
     let bias = node.input(Port::Bias).and_then(|id| graph.get(id));
     node.output(Port::DBias).is_some()

@@ -407,25 +407,20 @@ fn push_routes(v: &mut Vec<SweepCase>, what: &str, spec: &CaseSpec) {
 fn thd_table() -> Vec<SweepCase> {
     let mut v = Vec::new();
     thd_cases(&mut |what, spec| push_routes(&mut v, what, &spec));
-    for (dqk, dv) in envelopes() {
-        for io in [DataType::Bf16, DataType::F16] {
-            let spec = CaseSpec {
-                dv,
-                io,
-                band: CAUSAL,
-                bias: bias(true, false),
-                padding: Some(thd_lens()),
-                layout: Layout::Thd,
-                max_total_seq_len: true,
-                ..CaseSpec::new(4, 4, 2, 130, 130, dqk)
-            };
-            v.push(SweepCase {
-                name: format!("thd-d{dqk}v{dv}-padding-causal-bias/{io}/thd/inference"),
-                spec,
-                route: None,
-            });
-        }
-    }
+    v.extend(inference_table(
+        "thd-",
+        "padding-causal-bias",
+        |dqk, dv, io| CaseSpec {
+            dv,
+            io,
+            band: CAUSAL,
+            bias: bias(true, false),
+            padding: Some(thd_lens()),
+            layout: Layout::Thd,
+            max_total_seq_len: true,
+            ..CaseSpec::new(4, 4, 2, 130, 130, dqk)
+        },
+    ));
     v
 }
 
@@ -559,18 +554,31 @@ fn thd_cases(add: &mut impl FnMut(&str, CaseSpec)) {
 
 /// The forward alone, without a Stats output (inference): the kernel must not write Stats.
 fn inference_cases() -> Vec<SweepCase> {
+    inference_table("", "causal-bias", |dqk, dv, io| CaseSpec {
+        dv,
+        io,
+        band: CAUSAL,
+        bias: bias(false, true),
+        ..CaseSpec::new(2, 4, 2, 70, 90, dqk)
+    })
+}
+
+/// One inference case per envelope (Dqk, Dv) and io type, the spec from `spec`, named
+/// `{prefix}d{Dqk}v{Dv}-{what}/{io}/{layout}/inference`.
+fn inference_table(
+    prefix: &str,
+    what: &str,
+    spec: impl Fn(usize, usize, DataType) -> CaseSpec,
+) -> Vec<SweepCase> {
     let mut v = Vec::new();
     for (dqk, dv) in envelopes() {
         for io in [DataType::Bf16, DataType::F16] {
-            let spec = CaseSpec {
-                dv,
-                io,
-                band: CAUSAL,
-                bias: bias(false, true),
-                ..CaseSpec::new(2, 4, 2, 70, 90, dqk)
-            };
+            let spec = spec(dqk, dv, io);
             v.push(SweepCase {
-                name: format!("d{dqk}v{dv}-causal-bias/{io}/bhsd/inference"),
+                name: format!(
+                    "{prefix}d{dqk}v{dv}-{what}/{io}/{}/inference",
+                    spec.layout.name()
+                ),
                 spec,
                 route: None,
             });

@@ -194,7 +194,7 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
         alibi: p.alibi,
         dbias: dbias_mode(p, route),
         kv_major: heaviest_tiles_first(p, route, main),
-        ragged: p.tensors().any(|(_, t)| t.ragged_offset.is_some()),
+        ragged: !super::ragged::ragged_ports(p).is_empty(),
     };
     let dq_gemm = match (route, config.dq_kernel) {
         (Route::TwoKernel, Some(k)) => Some(KernelBuild::dq_gemm(
@@ -424,8 +424,8 @@ impl Sm120Plan {
                     b,
                 );
                 let kv_tiles = grid_dim("KV tiles", s.skv.div_ceil(block(k.block_kv)), GRID_X)?;
-                let route = self.route.ok_or_else(|| malformed("a backward route"))?;
-                let main_grid = if heaviest_tiles_first(&self.problem, route, k) {
+                // The grid order the main kernel was built for (`builds`): what was built runs.
+                let main_grid = if main.build.defines.contains(&("KV_MAJOR", 1)) {
                     (hk, b, kv_tiles)
                 } else {
                     (kv_tiles, hk, b)
@@ -582,10 +582,7 @@ fn tensor_ref(
 /// dimension's 65,535 KV tiles (the other order then runs).
 fn heaviest_tiles_first(p: &SdpaProblem, route: Route, main: &KernelConfig) -> bool {
     let causal = p.band.right.is_some() && p.band.left.is_none();
-    let tiles = p
-        .shape
-        .skv
-        .div_ceil(usize::try_from(main.block_kv).unwrap_or(usize::MAX));
+    let tiles = p.shape.skv.div_ceil(block(main.block_kv));
     let fits = u32::try_from(tiles).is_ok_and(|t| t <= GRID_YZ);
     causal && fits && kv_major_pays(main) && !matches!(route, Route::Relay | Route::OrderedDbias)
 }

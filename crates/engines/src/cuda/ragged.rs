@@ -95,18 +95,31 @@ pub(crate) fn upload(
         .ok_or_else(missing)?;
     let memory = workspace.ok_or_else(missing)?;
     let b = problem.shape.b;
-    let lengths: Vec<&TensorSpec> = [Port::SeqLenQ, Port::SeqLenKv]
-        .into_iter()
-        .filter(|_| problem.padding)
-        .filter_map(|port| problem.tensor(port))
-        .collect();
-    let mut wanted: Vec<(String, TensorId)> =
-        lengths.iter().map(|t| (t.name.clone(), t.id)).collect();
-    for (_, t) in &ports {
-        let id = t.ragged_offset.ok_or_else(missing)?;
+    // The padding mask's length tensor of each side and the side's dim (its length without one).
+    let length_tensor = |sequence: Sequence| {
+        let (port, max) = match sequence {
+            Sequence::Q => (Port::SeqLenQ, problem.shape.sq),
+            Sequence::Kv => (Port::SeqLenKv, problem.shape.skv),
+        };
+        (problem.tensor(port).filter(|_| problem.padding), max)
+    };
+    // Each ragged tensor with its side and its offsets tensor, looked up once.
+    let mut ragged = Vec::with_capacity(ports.len());
+    for &(port, t) in &ports {
+        let (Some(id), Some(sequence)) = (t.ragged_offset, port.token_sequence()) else {
+            continue;
+        };
         let o = graph.get(id).ok_or_else(|| EngineError::MissingBuffer {
             tensor: format!("ragged offsets of '{}'", t.name),
         })?;
+        ragged.push((port, t, sequence, id, o));
+    }
+    let mut wanted: Vec<(String, TensorId)> = [Sequence::Q, Sequence::Kv]
+        .into_iter()
+        .filter_map(|s| length_tensor(s).0)
+        .map(|t| (t.name.clone(), t.id))
+        .collect();
+    for &(_, _, _, id, o) in &ragged {
         if !wanted.iter().any(|(_, w)| *w == id) {
             wanted.push((o.name.clone(), id));
         }
@@ -114,13 +127,9 @@ pub(crate) fn upload(
     let hosts = download_all(dev, pack, binding, &wanted)?;
     let host_of = |id: TensorId| hosts.get(&id).ok_or_else(missing);
     let tokens = |sequence: Sequence| -> Result<Vec<usize>, EngineError> {
-        let (port, max) = match sequence {
-            Sequence::Q => (Port::SeqLenQ, problem.shape.sq),
-            Sequence::Kv => (Port::SeqLenKv, problem.shape.skv),
-        };
-        match problem.tensor(port).filter(|_| problem.padding) {
-            None => Ok(vec![max; b]),
-            Some(t) => {
+        match length_tensor(sequence) {
+            (None, max) => Ok(vec![max; b]),
+            (Some(t), max) => {
                 let host = host_of(t.id)?;
                 let view = View4 {
                     dims: t.dims,
@@ -137,14 +146,8 @@ pub(crate) fn upload(
         }
     };
     let (q_tokens, kv_tokens) = (tokens(Sequence::Q)?, tokens(Sequence::Kv)?);
-    let mut words: Vec<u8> = Vec::with_capacity(ports.len() * (b + 1) * 8);
-    for (slot, (port, t)) in ports.iter().enumerate() {
-        let (Some(id), Some(sequence)) = (t.ragged_offset, port.token_sequence()) else {
-            continue;
-        };
-        let o = graph.get(id).ok_or_else(|| EngineError::MissingBuffer {
-            tensor: format!("ragged offsets of '{}'", t.name),
-        })?;
+    let mut words: Vec<u8> = Vec::with_capacity(ragged.len() * (b + 1) * 8);
+    for (slot, &(port, t, sequence, id, o)) in ragged.iter().enumerate() {
         let offsets = offsets_of(&t.name, o, host_of(id)?)?;
         check_max_total(problem, t, sequence, &o.name, &offsets)?;
         let view = View4 {
@@ -189,7 +192,7 @@ pub(crate) fn upload(
             words.extend_from_slice(&v.to_le_bytes());
         }
         let base = region.offset + u64::try_from(slot * (b + 1) * 8).unwrap_or(u64::MAX);
-        if let Some(addr) = at.slot(*port) {
+        if let Some(addr) = at.slot(port) {
             *addr = memory.ptr() + base;
         }
     }
