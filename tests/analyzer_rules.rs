@@ -167,6 +167,10 @@ const NOT_REACHABLE_FROM_FILES: &[(ReasonCode, &str)] = &[
         "retired: no rule reports it (ReasonCode::RETIRED)",
     ),
     (
+        ReasonCode::Sm120Sink,
+        "retired: no rule reports it (ReasonCode::RETIRED)",
+    ),
+    (
         ReasonCode::TwoKernelLayout,
         "retired: no rule reports it (ReasonCode::RETIRED)",
     ),

@@ -210,12 +210,16 @@ reason_codes! {
     ///
     /// Fix: convert the tensor to the type the message names.
     DataTypeNotAllowed = "STR012", Structure;
-    /// A pass-by-value tensor is virtual, an output, has more than one element, or carries a
-    /// value of another type.
+    /// A pass-by-value tensor is virtual, an output, has more than one element, carries a
+    /// value of another type, or is bound to a port read from a buffer (anything but
+    /// Attn_scale, Seed, Offset, Dropout_scale and Dropout_scale_inv).
     ///
-    /// Why: by-value scalars come from the host and are read, never written.
+    /// Why: by-value scalars come from the host and are read, never written; engines read the
+    /// other ports (a (1, 1, 1, 1) Bias, a one-head Sink, a one-batch SEQ_LEN_Q) from a buffer,
+    /// where a value would be silently ignored.
     ///
-    /// Fix: pass only input scalars by value, with a value of the declared type.
+    /// Fix: pass only input scalars by value, with a value of the declared type; give a bias,
+    /// sink or sequence length as a buffer.
     BadByValue = "STR013", Structure;
     /// A virtual tensor is read but no node produces it.
     ///
@@ -560,13 +564,14 @@ reason_codes! {
     /// Fix: repeat K or V heads so that Hk == Hv, or use the cpu_reference engine.
     Sm120KvHeadsDiffer = "SMX009", Sm120;
 
-    /// The attention sink (SINK_TOKEN) is passed by value.
+    /// Retired, never reported: the SM120 engine refused a sink (SINK_TOKEN) passed by value.
     ///
-    /// Why: the SM120 kernels read the sink logits from device memory, and a by-value tensor
-    /// has no buffer. (Until sinks were implemented this code refused every graph with a sink
-    /// or dSink.)
+    /// Why: a by-value tensor on a port read from a buffer is now a graph error for every
+    /// engine (`STR013`): the CPU engine had approved such a graph and ignored the sink. (Until
+    /// sinks were implemented this code refused every graph with a sink or dSink.) The code is
+    /// kept so that it is never reused.
     ///
-    /// Fix: give the sink as a (1, Hq, 1, 1) f32 tensor in memory.
+    /// Fix: nothing to fix; an older report that names it describes an older rime.
     Sm120Sink = "SMX010", Sm120;
 
     /// The score scale is an Attn_scale tensor whose value is only known at execution.
@@ -677,6 +682,7 @@ impl ReasonCode {
         ReasonCode::CpuRagged,
         ReasonCode::Sm120DeterministicDsink,
         ReasonCode::Sm120Ragged,
+        ReasonCode::Sm120Sink,
         ReasonCode::TwoKernelLayout,
     ];
 

@@ -280,6 +280,16 @@ pub enum GraphError {
         /// Strides.
         strides: Vec<i64>,
     },
+    /// A pass-by-value tensor bound to an input port that engines read from a buffer.
+    #[error("node `{node_}` port {port}: `{tensor_}` is passed by value, but {port} is read from a buffer; only Attn_scale, Seed, Offset, Dropout_scale and Dropout_scale_inv take a value", tensor_ = crate::shown(.tensor), node_ = crate::shown(.node))]
+    ByValueOnBufferPort {
+        /// Node name.
+        node: String,
+        /// Port.
+        port: Port,
+        /// Tensor name.
+        tensor: String,
+    },
     /// A pass-by-value payload whose type differs from the declared one.
     #[error("tensor `{tensor_}`: passed-by-value {found} differs from its data type {declared}", tensor_ = crate::shown(.tensor))]
     ByValueTypeMismatch {

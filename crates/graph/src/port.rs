@@ -108,6 +108,20 @@ impl Port {
         }
     }
 
+    /// True for the scalar ports an engine reads as a value (Attn_scale, Seed, Offset and the
+    /// dropout scales), so that a pass-by-value tensor may be bound there. Every other port is
+    /// read from a buffer, where a by-value tensor has none and would be ignored.
+    pub const fn takes_value(self) -> bool {
+        matches!(
+            self,
+            Port::AttnScale
+                | Port::Seed
+                | Port::Offset
+                | Port::DropoutScale
+                | Port::DropoutScaleInv
+        )
+    }
+
     /// Parses a JSON port name.
     pub fn from_name(name: &str) -> Option<Port> {
         Port::ALL.into_iter().find(|p| p.name() == name)

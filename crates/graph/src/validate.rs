@@ -320,6 +320,21 @@ impl Graph {
             self.check_shapes(node, &shape, errors);
         }
         self.check_types(node, errors);
+        self.check_values_bound(node, errors);
+    }
+
+    /// A by-value tensor on an input port that engines read from a buffer would be ignored.
+    fn check_values_bound(&self, node: &Node, errors: &mut Vec<GraphError>) {
+        for (&port, &t) in &node.inputs {
+            let Some(tensor) = self.get(t) else { continue };
+            if tensor.pass_by_value.is_some() && !port.takes_value() {
+                errors.push(GraphError::ByValueOnBufferPort {
+                    node: node.name.clone(),
+                    port,
+                    tensor: tensor.name.clone(),
+                });
+            }
+        }
     }
 
     fn check_ranks(&self, node: &Node, errors: &mut Vec<GraphError>) {
@@ -511,4 +526,56 @@ pub fn sdpa_shape(graph: &Graph, node: crate::NodeId) -> Option<SdpaShape> {
     matches!(node.op, OpKind::SdpaForward | OpKind::SdpaBackward)
         .then(|| SdpaShape::of(graph, node))
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Context, DataType, Graph, GraphError, Port, Scalar, SdpaBackwardAttrs, Tensor};
+
+    /// A one-batch, one-head backward with `attrs` (their tensors added by `extra`).
+    fn backward(extra: impl FnOnce(&mut Graph) -> SdpaBackwardAttrs) -> Graph {
+        let mut g = Graph::new(Context::with_io(DataType::Bf16));
+        let dims = [1, 1, 16, 64];
+        let [q, k, v, o, d_o] =
+            ["Q", "K", "V", "O", "dO"].map(|n| g.tensor(Tensor::packed(n, &dims)));
+        let stats = Tensor::packed("Stats", &[1, 1, 16, 1]).with_data_type(DataType::F32);
+        let stats = g.tensor(stats);
+        let attrs = extra(&mut g);
+        g.sdpa_backward(q, k, v, o, d_o, stats, attrs)
+            .expect("the builder takes its own tensors");
+        g
+    }
+
+    fn by_value(g: &mut Graph, name: &str, value: Scalar) -> crate::TensorId {
+        g.tensor(Tensor::packed(name, &[1, 1, 1, 1]).with_value(value))
+    }
+
+    #[test]
+    fn a_value_on_a_port_read_from_a_buffer_is_an_error() {
+        // One batch: the (B, 1, 1, 1) sequence lengths are one element, so STR013's
+        // element-count rule alone would let them through, and an engine would ignore them.
+        let g = backward(|g| {
+            let q = by_value(g, "seq_q", Scalar::I32(8));
+            let kv = by_value(g, "seq_kv", Scalar::I32(8));
+            SdpaBackwardAttrs::new().padding(q, kv)
+        });
+        let errors = g.validate().expect_err("by-value sequence lengths").0;
+        let ports: Vec<Port> = errors
+            .iter()
+            .filter_map(|e| match e {
+                GraphError::ByValueOnBufferPort { port, .. } => Some(*port),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ports, [Port::SeqLenQ, Port::SeqLenKv], "{errors:?}");
+    }
+
+    #[test]
+    fn a_value_on_a_scalar_port_is_accepted() {
+        let g = backward(|g| {
+            let scale = by_value(g, "scale", Scalar::F32(0.125));
+            SdpaBackwardAttrs::new().attn_scale_tensor(scale)
+        });
+        g.validate().expect("Attn_scale takes a value");
+    }
 }

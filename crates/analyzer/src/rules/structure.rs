@@ -44,6 +44,7 @@ pub fn code_of(error: &GraphError) -> ReasonCode {
         E::VirtualByValue { .. }
         | E::ByValueTypeMismatch { .. }
         | E::ByValueOutput { .. }
+        | E::ByValueOnBufferPort { .. }
         | E::ByValueNotScalar { .. } => R::BadByValue,
         E::VirtualWithoutProducer { .. } => R::VirtualWithoutProducer,
         E::MultipleWriters { .. } => R::MultipleWriters,
@@ -94,6 +95,11 @@ fn rejection(error: &GraphError) -> Rejection {
             ..
         }
         | E::ByValueOutput {
+            node,
+            port: p,
+            tensor: t,
+        }
+        | E::ByValueOnBufferPort {
             node,
             port: p,
             tensor: t,

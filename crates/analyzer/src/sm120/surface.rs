@@ -199,17 +199,6 @@ fn features(ctx: &NodeCtx<'_>, out: &mut Vec<Rejection>) {
             ),
         );
     }
-    // The kernels read the sink logits from their buffer (sdpa_fwd.cu, bwd_preprocess.cu).
-    if ctx
-        .tensor(Port::Sink)
-        .is_some_and(|t| t.pass_by_value.is_some())
-    {
-        out.push(Rejection::new(
-            ReasonCode::Sm120Sink,
-            ctx.port(Port::Sink),
-            "the sink is passed by value; the kernels read it from device memory",
-        ));
-    }
     let scale_tensor = ctx
         .node
         .input(Port::AttnScale)

@@ -98,6 +98,7 @@ impl<'a> Describer<'a> {
             E::UnknownTensor { node, port: p, .. }
             | E::UnexpectedPort { node, port: p, .. }
             | E::ByValueOutput { node, port: p, .. }
+            | E::ByValueOnBufferPort { node, port: p, .. }
             | E::MultipleWriters { node, port: p, .. }
             | E::AliasedOutput { node, port: p, .. } => self.port(node, *p)?,
             E::OverlappingOutput { tensor: t, .. } => tensor(t).key("strides"),
