@@ -74,7 +74,10 @@ const SCHEMA_BLIND: &[(&str, &str)] = &[
     ("k_dtype_ne_q", "data types relative to another tensor"),
     ("no_data_type_anywhere", "type inference from the context"),
     ("output_passed_by_value", "needs the node's outputs"),
-    ("bias_passed_by_value", "which ports take a value is per port"),
+    (
+        "bias_passed_by_value",
+        "which ports take a value is per port",
+    ),
     ("empty_tensor_name", "the validator's naming rule"),
 ];
 

@@ -2,7 +2,9 @@
 //! approves for the deterministic graph runs N times on fresh poisoned outputs and must give
 //! bitwise-identical dQ, dK, dV (and dBias, dSink) each time (FNV-1a of each output's bytes); the
 //! atomic route (approved for the same graph without `deterministic`) must agree with them and
-//! every route with the CPU engine, within the io type's tolerance. Each route is also timed
+//! every route with the CPU engine, within the io type's tolerance. A ragged (THD) row is compared
+//! at its real tokens, and every element between and past its sequences must keep the poison it
+//! was given (it is part of the hash too). Each route is also timed
 //! (CUDA events, median) so that deterministic time over atomic time is measured on the same
 //! shapes. Deterministic + broadcast bias + dBias must stay rejected for sm120.
 
@@ -11,11 +13,12 @@ use std::sync::Arc;
 use rime_analyzer::{Route, Target};
 use rime_engines::cpu::Precision;
 use rime_engines::cuda::CudaDevice;
-use rime_engines::HostBuffer;
+use rime_engines::Buffer;
 use rime_graph::DataType;
 
-use crate::compare::{relative, tolerance};
-use crate::exec::{hash, on_cpu};
+use crate::compare::{self, tolerance};
+use crate::exec::{hash, on_cpu, Outputs};
+use crate::spec::CaseGraph;
 use crate::workload::{median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
 use crate::HarnessError;
 
@@ -41,6 +44,14 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
     };
     // dSink is summed in a fixed order on every route (dsink_reduce.cu).
     let sink = |case: BackwardCase| BackwardCase { sink: true, ..case };
+    // Ragged (THD) self-attention with these sequence lengths (B and S come from them).
+    let thd = |case: BackwardCase, lens: &[usize]| BackwardCase {
+        b: lens.len(),
+        sq: lens.iter().copied().max().unwrap_or(0),
+        skv: lens.iter().copied().max().unwrap_or(0),
+        lens: Some(lens.to_vec()),
+        ..case
+    };
     let (bf, f) = (DataType::Bf16, DataType::F16);
     if small {
         return vec![
@@ -52,6 +63,11 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
             c(2, 2, 1, 70, 90, 256, 256, true, Batch, f),
             sink(c(2, 4, 2, 70, 90, 64, 64, true, None, bf)),
             sink(c(2, 2, 2, 77, 130, 128, 128, false, Broadcast, f)),
+            thd(c(0, 4, 2, 0, 0, 64, 64, true, Batch, bf), &[70, 1, 130]),
+            thd(
+                c(0, 2, 2, 0, 0, 128, 128, false, Broadcast, f),
+                &[77, 0, 33],
+            ),
         ];
     }
     vec![
@@ -78,6 +94,31 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         sink(c(2, 8, 2, 300, 190, 128, 128, true, Batch, f)),
         sink(c(3, 8, 2, 300, 190, 128, 128, false, Broadcast, bf)),
         sink(c(2, 4, 1, 1000, 1000, 192, 128, true, None, bf)),
+        // THD: per-sequence causal alignment, a one-token and an empty sequence, GQA, both
+        // biases (a broadcast one at (128, 128): past it only two_kernel sums it, SMX014, and
+        // the table needs an atomic route to compare with),
+        // a sink, d256.
+        thd(
+            c(0, 8, 8, 0, 0, 64, 64, false, None, bf),
+            &[512, 1531, 777, 1],
+        ),
+        thd(
+            c(0, 8, 2, 0, 0, 128, 128, true, Batch, f),
+            &[300, 0, 190, 257],
+        ),
+        thd(
+            c(0, 4, 4, 0, 0, 128, 128, true, Broadcast, bf),
+            &[257, 300, 129],
+        ),
+        thd(
+            c(0, 4, 1, 0, 0, 192, 128, false, Batch, bf),
+            &[77, 130, 333],
+        ),
+        sink(thd(
+            c(0, 8, 2, 0, 0, 128, 128, true, None, bf),
+            &[1000, 333],
+        )),
+        thd(c(0, 4, 2, 0, 0, 256, 256, true, None, f), &[190, 300, 64]),
     ]
 }
 
@@ -100,8 +141,11 @@ pub struct RouteResult {
     pub vs_atomic: f64,
     /// Largest relative error over the outputs against the CPU engine.
     pub vs_cpu: f64,
-    /// Non-finite output elements.
+    /// Non-finite output elements, plus the elements of ragged outputs written outside their
+    /// real tokens.
     pub bad: usize,
+    /// The first element written outside a ragged output's real tokens, described.
+    pub outside: Option<String>,
     /// Median backward time (ms).
     pub median_ms: f64,
     /// An error instead of results.
@@ -143,34 +187,42 @@ impl CaseResult {
     }
 }
 
-/// The CPU engine's outputs on the workload's inputs, in the workload's output order.
-fn cpu_outputs(w: &Workload) -> Result<Vec<Vec<f64>>, HarnessError> {
+/// The CPU engine's outputs on the workload's inputs.
+fn cpu_outputs(w: &Workload) -> Result<Outputs, HarnessError> {
     let node = w.graph.backward.ok_or(HarnessError::Sizing {
         tensor: "the backward node".to_owned(),
     })?;
-    let outs = on_cpu(&w.graph, node, &w.host_inputs, Precision::F32)?;
-    Ok(w.outputs
-        .iter()
-        .map(|(id, _, _)| {
-            outs.iter()
-                .find(|(t, _)| t == id)
-                .map(|(_, h)| h.to_f64())
-                .unwrap_or_default()
-        })
-        .collect())
+    on_cpu(&w.graph, node, &w.host_inputs, Precision::F32)
 }
 
-fn worst(outs: &[Vec<f64>], reference: &[Vec<f64>]) -> (f64, usize) {
-    outs.iter()
-        .zip(reference)
-        .fold((0.0f64, 0), |(e, bad), (o, r)| {
-            let c = relative("", o, r, 0.0);
-            (e.max(c.rel_err), bad + c.bad)
-        })
+/// How far a run's outputs are from a reference run of the same graph `g`.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Distance {
+    /// Largest relative error over the outputs (a ragged one's at its real tokens).
+    rel_err: f64,
+    /// Non-finite elements, elements of a ragged output outside its tokens that the run
+    /// changed, and every element of an output the reference lacks.
+    bad: usize,
+    /// The first element written outside a ragged output's tokens, described.
+    outside: Option<String>,
+}
+
+fn distance(g: &CaseGraph, outs: &Outputs, reference: &Outputs) -> Distance {
+    let (checks, written) = compare::outputs(g, outs, reference);
+    let unmatched: usize = outs
+        .iter()
+        .filter(|(id, _)| !reference.iter().any(|(t, _)| t == id))
+        .map(|(_, h)| h.len().max(1))
+        .sum();
+    Distance {
+        rel_err: checks.iter().map(|c| c.rel_err).fold(0.0, f64::max),
+        bad: checks.iter().map(|c| c.bad).sum::<usize>() + unmatched,
+        outside: written.into_iter().next(),
+    }
 }
 
 struct Runs {
-    outputs: Vec<Vec<f64>>,
+    outputs: Outputs,
     hashes: Vec<u64>,
     distinct: usize,
     median_ms: f64,
@@ -199,8 +251,9 @@ fn run_route(
     }
     let (outs, hashes) = first.unwrap_or_default();
     let times = prepared.time(dev, &mut w.pack, timing.0, timing.1)?;
+    let ids = w.outputs.iter().map(|&(id, _, _)| id);
     Ok(Runs {
-        outputs: outs.iter().map(HostBuffer::to_f64).collect(),
+        outputs: ids.zip(outs).collect(),
         hashes,
         distinct: seen.len(),
         median_ms: median(&times),
@@ -274,7 +327,7 @@ fn run_case(
             .enumerate()
             .map(|(i, c)| (&det_report, c, i == 0)),
     );
-    let mut atomic_out: Option<Vec<Vec<f64>>> = None;
+    let mut atomic_out: Option<Outputs> = None;
     for (report, cand, chosen) in jobs {
         let kernel = [cand.config.kernel, cand.config.dq_kernel]
             .iter()
@@ -293,19 +346,21 @@ fn run_case(
             vs_atomic: f64::NAN,
             vs_cpu: f64::NAN,
             bad: 0,
+            outside: None,
             median_ms: 0.0,
             error: None,
         };
         match run_route(dev, &mut w, report, cand, repeats, timing) {
             Ok(runs) => {
-                let (vs_cpu, bad) = worst(&runs.outputs, &cpu);
-                r.vs_cpu = vs_cpu;
-                r.bad = bad;
+                let vs_cpu = distance(&w.graph, &runs.outputs, &cpu);
+                r.vs_cpu = vs_cpu.rel_err;
+                r.bad = vs_cpu.bad;
+                r.outside = vs_cpu.outside;
                 r.distinct = runs.distinct;
                 r.hash = combined(&runs.hashes);
                 r.median_ms = runs.median_ms;
                 match &atomic_out {
-                    Some(a) => r.vs_atomic = worst(&runs.outputs, a).0,
+                    Some(a) => r.vs_atomic = distance(&w.graph, &runs.outputs, a).rel_err,
                     None if !deterministic => {
                         r.vs_atomic = 0.0;
                         atomic_out = Some(runs.outputs);
@@ -391,6 +446,77 @@ pub fn broadcast_dbias_ordered_routes(target: &Target) -> Result<Vec<String>, Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fill::{node_inputs, Fills};
+    use rime_engines::HostBuffer;
+
+    /// Every row can be judged: the graph without `deterministic` gets the atomic route (the
+    /// table's reference) and the deterministic graph at least one other route, on each SM120
+    /// profile.
+    #[test]
+    fn every_row_has_an_atomic_and_a_deterministic_route() {
+        for name in ["rtx-5090", "rtx-pro-6000"] {
+            let target = Target::by_name(name).expect("profile");
+            for case in cases(false).into_iter().chain(cases(true)) {
+                let atomic = BackwardCase {
+                    deterministic: false,
+                    ..case.clone()
+                };
+                let graph = atomic.graph().expect("graph");
+                let (_, ranked) = sm120_candidates(&graph.graph, &target);
+                let routes: Vec<_> = ranked.iter().map(|c| c.config.route).collect();
+                assert!(
+                    routes.contains(&Some(Route::Atomic)),
+                    "{name} {}: {routes:?}",
+                    case.name()
+                );
+                let graph = case.graph().expect("graph");
+                let (_, ranked) = sm120_candidates(&graph.graph, &target);
+                let routes: Vec<_> = ranked.iter().map(|c| c.config.route).collect();
+                assert!(
+                    routes.iter().any(|r| r.is_some_and(|r| r != Route::Atomic)),
+                    "{name} {}: {routes:?}",
+                    case.name()
+                );
+            }
+        }
+    }
+
+    /// A THD row is judged at its real tokens: two runs that agree there are at distance 0
+    /// whatever the poison between sequences, a changed token shows as an error, and a write
+    /// between two sequences is counted as bad and described.
+    #[test]
+    fn a_ragged_row_is_compared_at_its_tokens_and_its_gaps_are_checked() {
+        let case = cases(true)
+            .into_iter()
+            .find(|c| c.lens.is_some())
+            .expect("a THD row");
+        let g = case.graph().expect("graph");
+        let bwd = g.backward.expect("backward node");
+        let inputs = node_inputs(&case.spec(), &g, bwd, &Fills::random(7)).expect("inputs");
+        let a = on_cpu(&g, bwd, &inputs, Precision::F32).expect("a run");
+        let b = on_cpu(&g, bwd, &inputs, Precision::F32).expect("a second run");
+        assert_eq!(distance(&g, &a, &b), Distance::default());
+
+        let dq = g.id("dQ").expect("dQ");
+        let r = g.ragged_of(dq).expect("ragged dQ").clone();
+        // `a` with dQ's element `at` set to 0.5.
+        let with = |at: usize| -> Outputs {
+            let mut out = a.clone();
+            let (_, h) = out.iter_mut().find(|(id, _)| *id == dq).expect("dQ out");
+            let mut v = h.to_f64();
+            v[at] = 0.5;
+            *h = HostBuffer::from_f64(h.data_type(), &v).expect("buffer");
+            out
+        };
+        let gap = r.starts[2] - 1;
+        assert!(!r.real_mask()[gap], "element {gap} is a gap");
+        let d = distance(&g, &with(gap), &b);
+        assert_eq!((d.rel_err, d.bad), (0.0, 1));
+        assert!(d.outside.is_some_and(|o| o.contains("dQ")));
+        let token = r.real_elements().next().expect("a token");
+        let d = distance(&g, &with(token), &b);
+        assert!(d.rel_err > 0.0 && d.bad == 0, "{d:?}");
+    }
 
     /// Deterministic dSink: no route refuses it any more (SMX007 is retired); broadcast bias
     /// cases keep only the ordered routes (BIA003).

@@ -28,7 +28,13 @@ fn rows(c: &CaseResult, repeats: usize) -> Vec<String> {
             r.median_ms
         );
         if r.bad > 0 {
-            l.push_str(&format!(" {} non-finite", r.bad));
+            l.push_str(&format!(
+                " {} bad (non-finite, or written outside a ragged output's tokens)",
+                r.bad
+            ));
+        }
+        if let Some(first) = &r.outside {
+            l.push_str(&format!(" first outside the tokens: {first}"));
         }
         if let Some(e) = &r.error {
             l.push_str(&format!(" error: {e}"));
