@@ -27,6 +27,8 @@ pub struct Common {
     pub padding: Option<(TensorId, TensorId)>,
     /// Attention-sink logits.
     pub sink: Option<TensorId>,
+    /// Tokens the packed (THD) query and key/value tensors hold (`max_total_seq_len_q/kv`).
+    pub max_total: Option<(Option<i64>, Option<i64>)>,
 }
 
 /// `$attrs` (an `SdpaForwardAttrs` or `SdpaBackwardAttrs`) with every option of `$c`
@@ -61,6 +63,9 @@ macro_rules! common {
         }
         if let Some(s) = c.sink {
             a = a.sink(s);
+        }
+        if let Some((q, kv)) = c.max_total {
+            a = a.max_total_seq_len(q, kv);
         }
         a
     }};

@@ -1,7 +1,9 @@
 //! The functional API's native half (`rime.sdpa`, `rime.sdpa_backward`): a call's tensors
 //! (inputs, and the outputs Python allocated) and options become a one-node graph whose
 //! tensors are named after the arguments, approved for the tensors' device and built once per
-//! distinct call (the plan cache), then run on the tensors.
+//! distinct call (the plan cache), then run on the tensors. A call may pass its token tensors
+//! packed (THD, `rime.sdpa_varlen`): each with an `<name>_offsets` argument, the element where
+//! each sequence starts, which makes it a ragged tensor of the graph.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -10,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rime_graph::{
     Context, DataType, DiagonalAlignment, Graph, GraphError, SdpaBackwardAttrs, SdpaForwardAttrs,
-    Tensor, TensorId,
+    Sequence, Tensor, TensorId,
 };
 
 use crate::array::{Place, TensorArg};
@@ -36,6 +38,31 @@ const INPUTS: [&str; 10] = [
 ];
 const OUTPUTS: [&str; 7] = ["o", "stats", "dq", "dk", "dv", "dbias", "dsink"];
 
+/// The arguments laid out token by token, which a call may pass packed (THD) with an
+/// `<name>_offsets` argument (an input of the plan, outputs' included), and the sequence whose
+/// tokens each one holds.
+const TOKENS: [(&str, Sequence); 9] = [
+    ("q", Sequence::Q),
+    ("k", Sequence::Kv),
+    ("v", Sequence::Kv),
+    ("o", Sequence::Q),
+    ("do", Sequence::Q),
+    ("stats", Sequence::Q),
+    ("dq", Sequence::Q),
+    ("dk", Sequence::Kv),
+    ("dv", Sequence::Kv),
+];
+
+/// The offsets argument of token argument `name`.
+fn offsets_name(name: &str) -> String {
+    format!("{name}_offsets")
+}
+
+/// True for an input name a call may pass: an [`INPUTS`] name or a token tensor's offsets.
+fn known_input(name: &str) -> bool {
+    INPUTS.contains(&name) || TOKENS.iter().any(|(t, _)| offsets_name(t) == name)
+}
+
 /// The scalar options of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Options {
@@ -47,6 +74,13 @@ struct Options {
     bottom_right: bool,
     alibi: bool,
     deterministic: bool,
+    /// The longest query and key/value sequence of a packed (THD) call: the S of its ragged
+    /// (B, H, S, D) tensors.
+    max_seqlen_q: Option<i64>,
+    max_seqlen_kv: Option<i64>,
+    /// Tokens its packed query and key/value tensors hold (`max_total_seq_len_q/kv`).
+    max_total_q: Option<i64>,
+    max_total_kv: Option<i64>,
 }
 
 /// What identifies a plan: the options, the place, and each tensor's name, type, dims and
@@ -120,7 +154,7 @@ fn check_args(py: Python<'_>, backward: bool, args: &[TensorArg], outputs: usize
     }
     for (n, a) in args.iter().enumerate() {
         let known = if n < args.len() - outputs {
-            INPUTS.contains(&a.name.as_str())
+            known_input(&a.name)
         } else {
             OUTPUTS.contains(&a.name.as_str())
         };
@@ -133,6 +167,8 @@ fn check_args(py: Python<'_>, backward: bool, args: &[TensorArg], outputs: usize
         let wanted = match a.name.as_str() {
             "stats" | "sink" | "dsink" => DataType::F32,
             "seq_len_q" | "seq_len_kv" => DataType::I32,
+            // Offsets: i64 (or i32), checked by the graph (their own error names them).
+            name if name.ends_with("_offsets") => a.data_type,
             _ => q.data_type,
         };
         if a.data_type != wanted {
@@ -159,6 +195,69 @@ fn check_args(py: Python<'_>, backward: bool, args: &[TensorArg], outputs: usize
         ));
     }
     Ok(())
+}
+
+/// Packed (THD) arguments as the graph sees them. A tensor `x` with an `x_offsets` argument
+/// arrives as (T, H, D): tokens, heads, head dim (Stats (T, H, 1)). It becomes the ragged
+/// (B, H, S, D) tensor of cuDNN's THD layout: B from its B + 1 offsets, S the call's longest
+/// sequence of its kind, its head, token and dim strides kept, and a batch stride of S tokens,
+/// which its offsets replace. Its span stays the packed tensor's: that bounds the offsets when
+/// the engine checks them.
+fn ragged_views(py: Python<'_>, args: &mut [TensorArg], o: &Options) -> PyResult<()> {
+    for (name, sequence) in TOKENS {
+        let offsets = offsets_name(name);
+        let Some(batch) = args
+            .iter()
+            .find(|a| a.name == offsets)
+            .map(|a| a.dims[0] - 1)
+        else {
+            continue;
+        };
+        let (longest, option) = match sequence {
+            Sequence::Q => (o.max_seqlen_q, "max_seqlen_q"),
+            Sequence::Kv => (o.max_seqlen_kv, "max_seqlen_kv"),
+        };
+        let longest = longest.filter(|&s| s >= 1).ok_or_else(|| {
+            PyValueError::new_err(format!("{option}: a packed {name} needs it (>= 1)"))
+        })?;
+        let a = args
+            .iter_mut()
+            .find(|a| a.name == name)
+            .ok_or_else(|| PyValueError::new_err(format!("{offsets}: given without {name}")))?;
+        let (&[_, heads, dim], &[token_stride, head_stride, dim_stride]) =
+            (a.dims.as_slice(), a.strides.as_slice())
+        else {
+            return Err(tensor_error(
+                py,
+                name,
+                format!(
+                    "has dims {:?}; a packed (THD) tensor is (tokens, heads, head dim)",
+                    a.dims
+                ),
+            ));
+        };
+        let batch_stride = longest.checked_mul(token_stride).ok_or_else(|| {
+            tensor_error(
+                py,
+                name,
+                format!("{option} {longest} x its token stride overflows"),
+            )
+        })?;
+        a.dims = vec![batch, heads, longest, dim];
+        a.strides = vec![batch_stride, head_stride, token_stride, dim_stride];
+    }
+    Ok(())
+}
+
+/// Marks each token tensor of `g` that has an offsets argument as ragged by it.
+fn link_offsets(g: &mut Graph) {
+    for (name, _) in TOKENS {
+        if let (Some(t), Some(o)) = (g.find(name), g.find(&offsets_name(name))) {
+            if let Some(t) = g.get_mut(t) {
+                t.ragged_offset = Some(o);
+            }
+        }
+    }
 }
 
 /// The one-node graph of a call: every tensor named after its argument, with its type, dims
@@ -202,6 +301,8 @@ fn graph_of(options: &Options, args: &[TensorArg], outputs: usize) -> PyResult<G
         bias: id("bias"),
         padding: id("seq_len_q").zip(id("seq_len_kv")),
         sink: id("sink"),
+        max_total: (options.max_total_q.is_some() || options.max_total_kv.is_some())
+            .then_some((options.max_total_q, options.max_total_kv)),
         ..Common::default()
     };
     let made: Vec<(&str, Option<TensorId>)> = if options.backward {
@@ -256,6 +357,7 @@ fn graph_of(options: &Options, args: &[TensorArg], outputs: usize) -> PyResult<G
             t.data_type = Some(a.data_type);
         }
     }
+    link_offsets(&mut g);
     Ok(g)
 }
 
@@ -284,8 +386,8 @@ fn prepare(py: Python<'_>, key: &Key, args: &[TensorArg], outputs: usize) -> PyR
 
 impl Options {
     /// The options of a call from its keyword arguments (`scale`, `left_bound`,
-    /// `right_bound`, `bottom_right`, `alibi`, `deterministic`; absent ones take their
-    /// defaults).
+    /// `right_bound`, `bottom_right`, `alibi`, `deterministic`, `max_seqlen_q`,
+    /// `max_seqlen_kv`, `max_total_q`, `max_total_kv`; absent ones take their defaults).
     fn from_kwargs(backward: bool, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let mut o = Options {
             backward,
@@ -295,6 +397,10 @@ impl Options {
             bottom_right: false,
             alibi: false,
             deterministic: false,
+            max_seqlen_q: None,
+            max_seqlen_kv: None,
+            max_total_q: None,
+            max_total_kv: None,
         };
         let Some(kwargs) = kwargs else {
             return Ok(o);
@@ -308,6 +414,10 @@ impl Options {
                 "bottom_right" => o.bottom_right = value.extract()?,
                 "alibi" => o.alibi = value.extract()?,
                 "deterministic" => o.deterministic = backward && value.extract::<bool>()?,
+                "max_seqlen_q" => o.max_seqlen_q = value.extract()?,
+                "max_seqlen_kv" => o.max_seqlen_kv = value.extract()?,
+                "max_total_q" => o.max_total_q = value.extract()?,
+                "max_total_kv" => o.max_total_kv = value.extract()?,
                 other => {
                     return Err(PyValueError::new_err(format!("{other}: not an option")));
                 }
@@ -337,14 +447,16 @@ impl Call {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let n_out = outputs.len();
-        let args = inputs
+        let mut args = inputs
             .iter()
             .chain(outputs)
             .map(|(name, obj)| TensorArg::extract(py, name, obj))
             .collect::<PyResult<Vec<_>>>()?;
         check_args(py, backward, &args, n_out)?;
+        let options = Options::from_kwargs(backward, kwargs)?;
+        ragged_views(py, &mut args, &options)?;
         let key = Key {
-            options: Options::from_kwargs(backward, kwargs)?,
+            options,
             place: args[0].place,
             tensors: args
                 .iter()
@@ -392,7 +504,8 @@ impl Call {
 
 /// Runs one SDPA forward (`backward=False`) or backward node on `inputs` and writes
 /// `outputs`, both lists of (argument name, tensor or array); the options are keywords
-/// (`scale`, `left_bound`, `right_bound`, `bottom_right`, `alibi`, `deterministic`).
+/// (`scale`, `left_bound`, `right_bound`, `bottom_right`, `alibi`, `deterministic`, and for
+/// packed tensors `max_seqlen_q`, `max_seqlen_kv`, `max_total_q`, `max_total_kv`).
 ///
 /// The plan is built on the first call with these options, types, dims, strides and device,
 /// and reused after. Not a public API: `rime.sdpa` and `rime.sdpa_backward` call it.

@@ -4,7 +4,8 @@ CUDA tensors run on rime's SM120 kernels in place, on PyTorch's current stream; 
 and numpy arrays on rime's CPU reference engine. See docs/python.md.
 
 - ``rime.attention(q, k, v, ...)``: differentiable attention (autograd, ``torch.compile``).
-- ``rime.sdpa`` / ``rime.sdpa_backward``: the forward and the gradients as functions.
+- ``rime.sdpa`` / ``rime.sdpa_backward``: the forward and the gradients as functions;
+  ``rime.sdpa_varlen`` / ``rime.sdpa_varlen_backward`` on packed variable-length sequences.
 - ``rime.distributed``: context parallelism (ring attention over a ``torch.distributed``
   process group; imported on first use).
 - ``rime.Graph``: the graph API of the cuDNN frontend (tensors, ``sdpa``, ``sdpa_backward``,
@@ -24,6 +25,8 @@ from .functional import (
     plan_cache_info,
     sdpa,
     sdpa_backward,
+    sdpa_varlen,
+    sdpa_varlen_backward,
     set_plan_cache_capacity,
 )
 

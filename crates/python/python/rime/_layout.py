@@ -14,7 +14,8 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def _strides(x):
+def element_strides(x):
+    """``x``'s strides in elements."""
     if is_torch(x):
         return tuple(x.stride())
     return tuple(s // x.itemsize for s in x.strides)
@@ -22,7 +23,7 @@ def _strides(x):
 
 def memory_order(x):
     """The dims of ``x`` from outermost to innermost in memory (ties in index order)."""
-    strides = _strides(x)
+    strides = element_strides(x)
     return sorted(range(len(strides)), key=lambda i: (-strides[i], i))
 
 

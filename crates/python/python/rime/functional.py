@@ -12,8 +12,8 @@ plan (analysis and, on CUDA, kernel compilation); later calls reuse it
 from typing import NamedTuple, Optional, Tuple
 
 from . import _native
-from ._errors import TensorError
-from ._layout import float32, new_like, new_packed
+from ._errors import RimeError, TensorError
+from ._layout import element_strides, float32, is_torch, new_like, new_packed
 
 
 class Gradients(NamedTuple):
@@ -53,7 +53,10 @@ def _dims(x, name, rank=4):
     if shape is None:
         raise TensorError(name, f"is a {type(x).__name__}, not a torch.Tensor or numpy.ndarray")
     if len(shape) != rank:
-        raise TensorError(name, f"has {len(shape)} dims {tuple(shape)}; rime takes rank-{rank} (B, H, S, D)")
+        what = {4: "(B, H, S, D)", 3: "(tokens, heads, head dim), packed", 2: "(tokens, heads)"}
+        raise TensorError(
+            name, f"has {len(shape)} dims {tuple(shape)}; rime takes rank-{rank} {what[rank]}"
+        )
     return tuple(shape)
 
 
@@ -195,6 +198,224 @@ def sdpa_backward(
         bottom_right=bottom_right,
         alibi=alibi,
         deterministic=deterministic,
+    )
+    return grads
+
+
+def _int64(x):
+    if is_torch(x):
+        import torch
+
+        return x.to(torch.int64)
+    return x.astype("int64")
+
+
+def _span(x):
+    """Elements from ``x``'s first to its last (1 + sum((dim - 1) x stride))."""
+    return 1 + sum((n - 1) * s for n, s in zip(x.shape, element_strides(x)))
+
+
+def _cu_seqlens(cu, name, q):
+    """``cu`` checked: int32, rank 1, B + 1 >= 2 entries, on ``q``'s framework (the engine
+    checks the values: non-decreasing, within the tensors)."""
+    shape = getattr(cu, "shape", None)
+    if shape is None or len(shape) != 1 or shape[0] < 2:
+        raise TensorError(name, f"has shape {shape}; cu_seqlens is (B + 1,), B >= 1")
+    if str(cu.dtype).rsplit(".", 1)[-1] != "int32":
+        raise TensorError(name, f"is {cu.dtype}; cu_seqlens is int32 (as in FlashAttention)")
+    if is_torch(cu) != is_torch(q):
+        raise TensorError(name, "must come from the same framework as q")
+    return cu
+
+
+def _packed(name, x, cu, rank=3):
+    """(name, x) and (name_offsets, the element where each sequence of packed ``x`` starts):
+    ``cu`` x its token stride, each at most its span. The end of the last token, cu[B] x the
+    stride, lies past the span when the token stride is wider than a token (a slice of a packed
+    QKV), and every offset must be inside the buffer."""
+    _dims(x, name, rank)
+    offsets = (_int64(cu) * element_strides(x)[0]).clip(max=_span(x)).reshape(-1, 1, 1, 1)
+    if rank == 2:  # Stats (T, H) as (T, H, 1)
+        x = x.reshape(x.shape[0], x.shape[1], 1)
+    return (name, x), (name + "_offsets", offsets)
+
+
+def _bucket(tokens, cap):
+    """``max_total_seq_len``: the tokens rounded up to a power of two (at most ``cap``, the
+    padded B x S), so that plans are cached per bucket, not per token count."""
+    n = 1
+    while n < tokens:
+        n *= 2
+    return max(tokens, min(n, cap))
+
+
+def _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv):
+    """The native call's options of a varlen call (after checking that both cu_seqlens give
+    the same number of sequences)."""
+    _dims(q, "q", 3)
+    _dims(k, "k", 3)
+    batch = cu_q.shape[0] - 1
+    if cu_kv.shape[0] - 1 != batch:
+        raise ValueError(
+            f"cu_seqlens_kv: {cu_kv.shape[0] - 1} sequences, cu_seqlens_q has {batch}"
+        )
+    max_q, max_kv = int(max_seqlen_q), int(max_seqlen_kv)
+    return dict(
+        max_seqlen_q=max_q,
+        max_seqlen_kv=max_kv,
+        max_total_q=_bucket(q.shape[0], batch * max_q),
+        max_total_kv=_bucket(k.shape[0], batch * max_kv),
+    )
+
+
+def _seq_lens(cu_q, cu_kv):
+    batch = cu_q.shape[0] - 1
+    return [
+        ("seq_len_q", (cu_q[1:] - cu_q[:-1]).reshape(batch, 1, 1, 1)),
+        ("seq_len_kv", (cu_kv[1:] - cu_kv[:-1]).reshape(batch, 1, 1, 1)),
+    ]
+
+
+_DERIVED = {
+    "seq_len_q": "cu_seqlens_q",
+    "seq_len_kv": "cu_seqlens_kv",
+    "q_offsets": "cu_seqlens_q",
+    "k_offsets": "cu_seqlens_kv",
+    "v_offsets": "cu_seqlens_kv",
+}
+
+
+def _varlen_call(*args, **options):
+    """``_native.sdpa_call``, with an error about a tensor the varlen functions derive from
+    ``cu_seqlens_*`` (lengths, offsets) saying which argument it came from."""
+    try:
+        _native.sdpa_call(*args, **options)
+    except RimeError as e:
+        text = str(e)
+        for derived, given in _DERIVED.items():
+            if derived in text:
+                e.args = (f"{text} ({derived} is derived from {given})",) + e.args[1:]
+                break
+        raise
+
+
+def sdpa_varlen(
+    q,
+    k,
+    v,
+    cu_seqlens_q,
+    cu_seqlens_kv,
+    max_seqlen_q,
+    max_seqlen_kv,
+    *,
+    scale=None,
+    causal=False,
+    causal_alignment="top_left",
+    window=None,
+    sink=None,
+    return_stats=True,
+):
+    """:func:`sdpa` on packed variable-length sequences (THD, FlashAttention's varlen layout),
+    without padding them: q (Tq, Hq, Dqk), k (Tkv, Hk, Dqk), v (Tkv, Hv, Dv), where sequence b
+    holds tokens ``cu_seqlens_q[b]:cu_seqlens_q[b + 1]`` of q (of k and v:
+    ``cu_seqlens_kv``); ``cu_seqlens_*`` int32 (B + 1,) on q's device; ``max_seqlen_*`` the
+    longest sequence. Masks (causal, window) apply per sequence. Tokens outside every sequence
+    are neither read nor written.
+
+    Returns ``(o, stats)``: o (Tq, Hq, Dv) in q's dim order, stats (Tq, Hq) float32, or ``o``
+    alone with ``return_stats=False``.
+    """
+    cu_q = _cu_seqlens(cu_seqlens_q, "cu_seqlens_q", q)
+    cu_kv = _cu_seqlens(cu_seqlens_kv, "cu_seqlens_kv", q)
+    varlen = _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv)
+    tq, hq, _ = _dims(q, "q", 3)
+    dv = _dims(v, "v", 3)[2]
+    left, right, bottom_right = mask_bounds(causal, causal_alignment, window)
+    o = new_like(q, (tq, hq, dv))
+    stats = new_packed(q, (tq, hq), float32(q)) if return_stats else None
+    inputs = [pair for n, x, cu in (("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv))
+              for pair in _packed(n, x, cu)]
+    inputs += _seq_lens(cu_q, cu_kv) + optional_inputs(q, None, None, sink)
+    # The outputs' offsets are inputs of the plan like the others.
+    written = [_packed("o", o, cu_q)]
+    if return_stats:
+        written.append(_packed("stats", stats, cu_q, rank=2))
+    outputs = [tensor for tensor, _ in written]
+    inputs += [offsets for _, offsets in written]
+    _varlen_call(
+        False,
+        inputs,
+        outputs,
+        scale=scale,
+        left_bound=left,
+        right_bound=right,
+        bottom_right=bottom_right,
+        **varlen,
+    )
+    return (o, stats) if return_stats else o
+
+
+def sdpa_varlen_backward(
+    q,
+    k,
+    v,
+    o,
+    do,
+    stats,
+    cu_seqlens_q,
+    cu_seqlens_kv,
+    max_seqlen_q,
+    max_seqlen_kv,
+    *,
+    scale=None,
+    causal=False,
+    causal_alignment="top_left",
+    window=None,
+    sink=None,
+    dsink=False,
+    deterministic=False,
+) -> Gradients:
+    """The gradients of :func:`sdpa_varlen` with respect to q, k, v (and the sink): ``o`` and
+    ``stats`` are its outputs, ``do`` (Tq, Hq, Dv) the gradient of ``o``, the other arguments
+    the forward's. Returns :class:`Gradients` with dq, dk, dv shaped like q, k, v (``dbias``
+    None); tokens outside every sequence are not written.
+    """
+    cu_q = _cu_seqlens(cu_seqlens_q, "cu_seqlens_q", q)
+    cu_kv = _cu_seqlens(cu_seqlens_kv, "cu_seqlens_kv", q)
+    varlen = _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv)
+    hq = _dims(q, "q", 3)[1]
+    if dsink and sink is None:
+        raise ValueError("dsink: needs a sink")
+    left, right, bottom_right = mask_bounds(causal, causal_alignment, window)
+    grads = Gradients(
+        new_like(q, tuple(q.shape)),
+        new_like(k, tuple(_dims(k, "k", 3))),
+        new_like(v, tuple(_dims(v, "v", 3))),
+        None,
+        new_packed(q, (1, hq, 1, 1), float32(q)) if dsink else None,
+    )
+    inputs = []
+    for name, x, cu in (("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv), ("o", o, cu_q),
+                        ("do", do, cu_q)):
+        inputs += list(_packed(name, x, cu))
+    inputs += list(_packed("stats", stats, cu_q, rank=2))
+    inputs += _seq_lens(cu_q, cu_kv) + optional_inputs(q, None, None, sink)
+    written = [_packed(n, x, cu) for n, x, cu in (("dq", grads.dq, cu_q), ("dk", grads.dk, cu_kv),
+                                                   ("dv", grads.dv, cu_kv))]
+    outputs = [tensor for tensor, _ in written]
+    inputs += [offsets for _, offsets in written]
+    if grads.dsink is not None:
+        outputs.append(("dsink", grads.dsink))
+    _varlen_call(
+        True,
+        inputs,
+        outputs,
+        scale=scale,
+        left_bound=left,
+        right_bound=right,
+        bottom_right=bottom_right,
+        deterministic=deterministic,
+        **varlen,
     )
     return grads
 

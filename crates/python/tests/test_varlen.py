@@ -1,0 +1,152 @@
+"""rime.sdpa_varlen / sdpa_varlen_backward (packed variable-length sequences, THD) on the CPU
+engine, with numpy arrays and PyTorch CPU tensors: every sequence's O, Stats, dQ, dK, dV (and
+the dSink summed over sequences) against the float64 reference run on that sequence alone;
+GQA, an empty and a one-token sequence, per-sequence causal alignment, a sink, a slice of a
+packed QKV (token stride wider than a token), and hostile cu_seqlens."""
+
+import pytest
+
+np = pytest.importorskip("numpy", reason="numpy is not installed (pip install numpy)")
+
+import rime  # noqa: E402
+import reference as ref  # noqa: E402
+from cases import check_close, check_stats  # noqa: E402
+
+TOL = 3e-3  # float16, f32 accumulation
+
+
+def cu_of(lens):
+    return np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+
+
+def packed(rng, lens, h, d):
+    return rng.standard_normal((int(sum(lens)), h, d)).astype(np.float16)
+
+
+def per_sequence(x, cu, b):
+    """Sequence b of packed x as (1, H, L, D) float64."""
+    return x[cu[b]:cu[b + 1]].astype(np.float64).transpose(1, 0, 2)[None]
+
+
+def reference_of(q, k, v, do, cu_q, cu_kv, kw, sink=None):
+    """Per sequence: (o, lse, dq, dk, dv, dsink) of the float64 reference."""
+    out = []
+    for b in range(len(cu_q) - 1):
+        if cu_q[b + 1] == cu_q[b] or cu_kv[b + 1] == cu_kv[b]:
+            out.append(None)  # nothing to attend (the reference needs both sides)
+            continue
+        qb, kb, vb, dob = (per_sequence(x, c, b) for x, c in
+                           ((q, cu_q), (k, cu_kv), (v, cu_kv), (do, cu_q)))
+        o, lse, _ = ref.forward(qb, kb, vb, sink=sink, **kw)
+        dq, dk, dv, _, dsink = ref.backward(qb, kb, vb, o, dob, sink=sink, **kw)
+        out.append((o, lse, dq, dk, dv, dsink))
+    return out
+
+
+CASES = [
+    # (q lens, kv lens, hq, hk, d, dv, options, sink)
+    ([5, 0, 17, 1], None, 4, 2, 64, 64, dict(causal=True), False),
+    ([9, 3, 17, 4], [12, 3, 9, 20], 2, 2, 32, 48,
+     dict(causal=True, causal_alignment="bottom_right"), False),
+    ([7, 11], None, 4, 4, 64, 64, dict(window=(4, 2)), True),
+]
+
+
+def _run(lens_q, lens_kv, hq, hk, d, dv, opts, with_sink, seed=3):
+    lens_kv = lens_kv or lens_q
+    rng = np.random.default_rng(seed)
+    q, k, v = packed(rng, lens_q, hq, d), packed(rng, lens_kv, hk, d), packed(rng, lens_kv, hk, dv)
+    do = packed(rng, lens_q, hq, dv)
+    sink = rng.standard_normal(hq).astype(np.float32) if with_sink else None
+    cu_q, cu_kv = cu_of(lens_q), cu_of(lens_kv)
+    return q, k, v, do, sink, cu_q, cu_kv, max(lens_q), max(lens_kv)
+
+
+def _reference_kw(opts):
+    left, right, bottom_right = rime.functional.mask_bounds(
+        opts.get("causal", False), opts.get("causal_alignment", "top_left"), opts.get("window"))
+    return dict(left=left, right=right, bottom_right=bottom_right)
+
+
+def _check(o, stats, grads, q, k, v, do, sink, cu_q, cu_kv, opts):
+    want = reference_of(q, k, v, do, cu_q, cu_kv, _reference_kw(opts), sink)
+    as_np = (lambda x: x.detach().double().numpy()) if hasattr(o, "detach") else np.asarray
+    o, stats = as_np(o), as_np(stats)
+    dq, dk, dv = (as_np(x) for x in grads[:3])
+    for b, w in enumerate(want):
+        if w is None:
+            continue
+        wo, wlse, wdq, wdk, wdv, _ = w
+        rows, keys = slice(cu_q[b], cu_q[b + 1]), slice(cu_kv[b], cu_kv[b + 1])
+        check_close(f"O[{b}]", o[rows].transpose(1, 0, 2)[None], wo, TOL)
+        check_stats(stats[rows].T[None, :, :, None], wlse)
+        check_close(f"dQ[{b}]", dq[rows].transpose(1, 0, 2)[None], wdq, TOL)
+        check_close(f"dK[{b}]", dk[keys].transpose(1, 0, 2)[None], wdk, TOL)
+        check_close(f"dV[{b}]", dv[keys].transpose(1, 0, 2)[None], wdv, TOL)
+    if sink is not None:
+        want_dsink = sum(w[5] for w in want if w is not None)
+        check_close("dSink", as_np(grads.dsink).reshape(-1), want_dsink, TOL)
+
+
+@pytest.mark.parametrize("case", CASES, ids=["gqa-causal-empty", "cross-bottom-right", "sink-window"])
+def test_varlen_matches_each_sequence_alone_numpy(case):
+    q, k, v, do, sink, cu_q, cu_kv, mq, mkv = _run(*case)
+    opts = case[6]
+    o, stats = rime.sdpa_varlen(q, k, v, cu_q, cu_kv, mq, mkv, sink=sink, **opts)
+    assert o.shape == (q.shape[0], q.shape[1], v.shape[2]) and stats.shape == q.shape[:2]
+    grads = rime.sdpa_varlen_backward(q, k, v, o, do, stats, cu_q, cu_kv, mq, mkv, sink=sink,
+                                      dsink=sink is not None, **opts)
+    assert grads.dq.shape == q.shape and grads.dk.shape == k.shape and grads.dv.shape == v.shape
+    assert grads.dbias is None
+    _check(o, stats, grads, q, k, v, do, sink, cu_q, cu_kv, opts)
+
+
+def test_varlen_on_torch_tensors_and_a_packed_qkv_slice():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
+    lens = [6, 1, 13]
+    q, k, v, do, _, cu_q, _, mq, _ = _run(lens, None, 2, 2, 64, 64, {}, False)
+    # One (T, 3, H, D) buffer: q, k and v are views with a token stride of 3 x H x D.
+    qkv = torch.tensor(np.stack([q, k, v], axis=1))
+    tq, tk, tv = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+    assert tq.stride(0) == 3 * 2 * 64
+    cu = torch.tensor(cu_q)
+    o, stats = rime.sdpa_varlen(tq, tk, tv, cu, cu, mq, mq, causal=True)
+    grads = rime.sdpa_varlen_backward(tq, tk, tv, o, torch.tensor(do), stats, cu, cu, mq, mq,
+                                      causal=True)
+    _check(o, stats, grads, q, k, v, do, None, cu_q, cu_q, dict(causal=True))
+    # The same values packed densely give the same outputs.
+    o2, _ = rime.sdpa_varlen(torch.tensor(q), torch.tensor(k), torch.tensor(v), cu, cu, mq, mq,
+                             causal=True)
+    assert torch.equal(o, o2)
+
+
+def test_varlen_plans_are_cached_per_token_bucket():
+    rime.plan_cache_clear()
+    for lens in ([5, 9], [6, 8], [7, 7]):  # 14 tokens each time, then one more call
+        q, k, v, _, _, cu, _, _, _ = _run(lens, None, 2, 2, 32, 32, {}, False)
+        rime.sdpa_varlen(q, k, v, cu, cu, 9, 9)
+    info = rime.plan_cache_info()
+    assert info["misses"] == 1 and info["hits"] == 2, info
+
+
+def test_hostile_cu_seqlens_are_refused_with_their_name():
+    q, k, v, _, _, cu, _, mq, _ = _run([4, 6], None, 2, 2, 32, 32, {}, False)
+    with pytest.raises(rime.TensorError, match="cu_seqlens_q.*int32"):
+        rime.sdpa_varlen(q, k, v, cu.astype(np.int64), cu, mq, mq)
+    with pytest.raises(rime.TensorError, match="cu_seqlens_kv.*shape"):
+        rime.sdpa_varlen(q, k, v, cu, cu[:1], mq, mq)
+    with pytest.raises(ValueError, match="cu_seqlens_kv: 1 sequences"):
+        rime.sdpa_varlen(q, k, v, cu, np.array([0, 10], np.int32), mq, mq)
+    # Decreasing: a negative length.
+    with pytest.raises(rime.TensorError, match="length -2 for batch 1.*from cu_seqlens_q"):
+        rime.sdpa_varlen(q, k, v, np.array([0, 6, 4], np.int32), cu, mq, mq)
+    # Longer than max_seqlen.
+    with pytest.raises(rime.TensorError, match="length 6 for batch 1; allowed 0..=5"):
+        rime.sdpa_varlen(q, k, v, cu, cu, 5, 6)
+    # Past the tokens q holds.
+    with pytest.raises(rime.EngineError, match="sequence 1 has 8 tokens.*from cu_seqlens_q"):
+        rime.sdpa_varlen(q, k, v, np.array([0, 4, 12], np.int32), cu, 8, 8)
+    with pytest.raises(ValueError, match="max_seqlen_q"):
+        rime.sdpa_varlen(q, k, v, cu, cu, 0, mq)
+    with pytest.raises(rime.TensorError, match="q.*tokens, heads, head dim"):
+        rime.sdpa_varlen(q[None], k, v, cu, cu, mq, mq)
