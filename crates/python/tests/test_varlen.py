@@ -150,3 +150,48 @@ def test_hostile_cu_seqlens_are_refused_with_their_name():
         rime.sdpa_varlen(q, k, v, cu, cu, 0, mq)
     with pytest.raises(rime.TensorError, match="q.*tokens, heads, head dim"):
         rime.sdpa_varlen(q[None], k, v, cu, cu, mq, mq)
+
+
+def _autograd_case(torch):
+    lens = [9, 0, 14, 1]
+    q, k, v, do, _, cu, _, mq, _ = _run(lens, None, 4, 2, 64, 64, {}, False, seed=11)
+    t = {n: torch.tensor(x).to(torch.bfloat16) for n, x in (("q", q), ("k", k), ("v", v),
+                                                             ("do", do))}
+    return t, torch.tensor(cu), mq
+
+
+@pytest.mark.parametrize("via", ["custom_op", "function"])
+def test_attention_varlen_gradients_are_the_functional_ones(via):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
+    t, cu, mq = _autograd_case(torch)
+    leaves = [t[n].clone().requires_grad_() for n in ("q", "k", "v")]
+    if via == "custom_op":
+        o = rime.attention_varlen(*leaves, cu, cu, mq, mq, causal=True)
+    else:
+        left, right, br = rime.functional.mask_bounds(True, "top_left", None)
+        o = rime.AttentionVarlenFunction.apply(*leaves, cu, cu, mq, mq, None, left, right, br,
+                                               False)
+    o.backward(t["do"])
+    o2, stats = rime.sdpa_varlen(t["q"], t["k"], t["v"], cu, cu, mq, mq, causal=True)
+    g = rime.sdpa_varlen_backward(t["q"], t["k"], t["v"], o2, t["do"], stats, cu, cu, mq, mq,
+                                  causal=True)
+    assert torch.equal(o, o2)
+    for leaf, want in zip(leaves, g[:3]):
+        assert torch.equal(leaf.grad, want)
+
+
+def test_attention_varlen_custom_ops_pass_opcheck_and_compile():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
+    t, cu, mq = _autograd_case(torch)
+    fwd = (t["q"], t["k"], t["v"], cu, cu, mq, mq, None, None, 0, False, False)
+    torch.library.opcheck(torch.ops.rime.attention_varlen_forward.default, fwd)
+    o, stats = torch.ops.rime.attention_varlen_forward(*fwd)
+    bwd = (t["do"], t["q"], t["k"], t["v"], o, stats, cu, cu, mq, mq, None, None, 0, False, True)
+    torch.library.opcheck(torch.ops.rime.attention_varlen_backward.default, bwd)
+    torch._dynamo.reset()
+
+    def step(q, k, v):
+        return rime.attention_varlen(q, k, v, cu, cu, mq, mq, causal=True).float().square().sum()
+
+    explanation = torch._dynamo.explain(step)(t["q"], t["k"], t["v"])
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1

@@ -3,7 +3,8 @@
 CUDA tensors run on rime's SM120 kernels in place, on PyTorch's current stream; CPU tensors
 and numpy arrays on rime's CPU reference engine. See docs/python.md.
 
-- ``rime.attention(q, k, v, ...)``: differentiable attention (autograd, ``torch.compile``).
+- ``rime.attention(q, k, v, ...)``: differentiable attention (autograd, ``torch.compile``);
+  ``rime.attention_varlen`` on packed variable-length sequences.
 - ``rime.sdpa`` / ``rime.sdpa_backward``: the forward and the gradients as functions;
   ``rime.sdpa_varlen`` / ``rime.sdpa_varlen_backward`` on packed variable-length sequences.
 - ``rime.distributed``: context parallelism (ring attention over a ``torch.distributed``
@@ -38,7 +39,7 @@ def cuda_status():
     return _native.cuda_status()
 
 
-_TORCH_NAMES = ("attention", "AttentionFunction")
+_TORCH_NAMES = ("attention", "AttentionFunction", "attention_varlen", "AttentionVarlenFunction")
 
 
 def __getattr__(name):
@@ -56,4 +57,9 @@ def __getattr__(name):
 
 if "torch" in _sys.modules:
     # torch is already in use: register the custom ops now, before anything is compiled.
-    from .autograd import AttentionFunction, attention  # noqa: F401
+    from .autograd import (  # noqa: F401
+        AttentionFunction,
+        AttentionVarlenFunction,
+        attention,
+        attention_varlen,
+    )

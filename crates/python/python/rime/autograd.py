@@ -1,4 +1,6 @@
-"""Differentiable attention on rime's engines: ``rime.attention``.
+"""Differentiable attention on rime's engines: ``rime.attention`` and, on packed
+variable-length sequences, ``rime.attention_varlen`` (custom ops
+``rime::attention_varlen_forward`` / ``_backward``, built the same way).
 
 Two ``torch.library`` custom ops, ``rime::attention_forward`` (O and Stats) and
 ``rime::attention_backward`` (dQ, dK, dV, dBias), with fake implementations (the same output
@@ -147,6 +149,153 @@ if _HAS_CUSTOM_OPS:
     torch.library.register_autograd(
         "rime::attention_forward", _custom_op_backward, setup_context=_setup_context
     )
+
+
+def _varlen_forward(q, k, v, cu_q, cu_kv, max_q, max_kv, scale, left_bound, right_bound,
+                    bottom_right):
+    return F.sdpa_varlen(
+        q, k, v, cu_q, cu_kv, max_q, max_kv, scale=scale, window=(left_bound, right_bound),
+        causal_alignment="bottom_right" if bottom_right else "top_left",
+    )
+
+
+def _varlen_backward(do, q, k, v, o, stats, cu_q, cu_kv, max_q, max_kv, scale, left_bound,
+                     right_bound, bottom_right, deterministic):
+    return F.sdpa_varlen_backward(
+        q, k, v, o, do, stats, cu_q, cu_kv, max_q, max_kv, scale=scale,
+        window=(left_bound, right_bound),
+        causal_alignment="bottom_right" if bottom_right else "top_left",
+        deterministic=deterministic,
+    )
+
+
+if _HAS_CUSTOM_OPS:
+
+    @torch.library.custom_op("rime::attention_varlen_forward", mutates_args=())
+    def attention_varlen_forward(
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        cu_seqlens_q: Tensor,
+        cu_seqlens_kv: Tensor,
+        max_seqlen_q: int,
+        max_seqlen_kv: int,
+        scale: Optional[float],
+        left_bound: Optional[int],
+        right_bound: Optional[int],
+        bottom_right: bool,
+        deterministic: bool,
+    ) -> Tuple[Tensor, Tensor]:
+        """O and Stats of packed variable-length attention (``deterministic`` is the
+        backward's)."""
+        return _varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_kv, max_seqlen_q,
+                               max_seqlen_kv, scale, left_bound, right_bound, bottom_right)
+
+    @attention_varlen_forward.register_fake
+    def _attention_varlen_forward_fake(q, k, v, *_):
+        return F.varlen_forward_outputs(q, v)
+
+    @torch.library.custom_op("rime::attention_varlen_backward", mutates_args=())
+    def attention_varlen_backward(
+        do: Tensor,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        o: Tensor,
+        stats: Tensor,
+        cu_seqlens_q: Tensor,
+        cu_seqlens_kv: Tensor,
+        max_seqlen_q: int,
+        max_seqlen_kv: int,
+        scale: Optional[float],
+        left_bound: Optional[int],
+        right_bound: Optional[int],
+        bottom_right: bool,
+        deterministic: bool,
+    ) -> Tuple[Tensor, Tensor, Tensor]:
+        """dQ, dK, dV of packed variable-length attention."""
+        g = _varlen_backward(do, q, k, v, o, stats, cu_seqlens_q, cu_seqlens_kv, max_seqlen_q,
+                             max_seqlen_kv, scale, left_bound, right_bound, bottom_right,
+                             deterministic)
+        return g.dq, g.dk, g.dv
+
+    @attention_varlen_backward.register_fake
+    def _attention_varlen_backward_fake(do, q, k, v, *_):
+        g = F.varlen_backward_outputs(q, k, v)
+        return g.dq, g.dk, g.dv
+
+    def _varlen_setup_context(ctx, inputs, output):
+        q, k, v, cu_q, cu_kv = inputs[:5]
+        ctx.sizes = tuple(inputs[5:7])
+        ctx.options = tuple(inputs[7:11])
+        ctx.deterministic = inputs[11]
+        o, stats = output
+        ctx.save_for_backward(q, k, v, o, stats, cu_q, cu_kv)
+        ctx.mark_non_differentiable(stats)
+
+    def _varlen_custom_op_backward(ctx, do, _dstats):
+        q, k, v, o, stats, cu_q, cu_kv = ctx.saved_tensors
+        dq, dk, dv = torch.ops.rime.attention_varlen_backward(
+            _usable_grad(do), q, k, v, o, stats, cu_q, cu_kv, *ctx.sizes, *ctx.options,
+            ctx.deterministic,
+        )
+        return (dq, dk, dv) + (None,) * 9
+
+    torch.library.register_autograd(
+        "rime::attention_varlen_forward", _varlen_custom_op_backward,
+        setup_context=_varlen_setup_context,
+    )
+
+
+class AttentionVarlenFunction(torch.autograd.Function):
+    """:func:`attention_varlen` as a ``torch.autograd.Function`` (eager). ``apply(q, k, v,
+    cu_seqlens_q, cu_seqlens_kv, max_seqlen_q, max_seqlen_kv, scale, left_bound, right_bound,
+    bottom_right, deterministic)`` returns O."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu_q, cu_kv, max_q, max_kv, scale, left_bound, right_bound,
+                bottom_right, deterministic):
+        o, stats = _varlen_forward(q, k, v, cu_q, cu_kv, max_q, max_kv, scale, left_bound,
+                                   right_bound, bottom_right)
+        ctx.sizes = (max_q, max_kv)
+        ctx.options = (scale, left_bound, right_bound, bottom_right)
+        ctx.deterministic = deterministic
+        ctx.save_for_backward(q, k, v, o, stats, cu_q, cu_kv)
+        return o
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, o, stats, cu_q, cu_kv = ctx.saved_tensors
+        g = _varlen_backward(_usable_grad(do), q, k, v, o, stats, cu_q, cu_kv, *ctx.sizes,
+                             *ctx.options, ctx.deterministic)
+        return (g.dq, g.dk, g.dv) + (None,) * 9
+
+
+def attention_varlen(
+    q,
+    k,
+    v,
+    cu_seqlens_q,
+    cu_seqlens_kv,
+    max_seqlen_q,
+    max_seqlen_kv,
+    *,
+    causal=False,
+    causal_alignment="top_left",
+    window=None,
+    scale=None,
+    deterministic=False,
+):
+    """Differentiable attention on packed variable-length sequences (FlashAttention's varlen
+    layout); returns O (Tq, Hq, Dv). Arguments as :func:`rime.sdpa_varlen`; gradients flow to
+    q, k and v (slices of one packed QKV included). Works under ``torch.compile``."""
+    left, right, bottom_right = F.mask_bounds(causal, causal_alignment, window)
+    args = (q, k, v, cu_seqlens_q, cu_seqlens_kv, int(max_seqlen_q), int(max_seqlen_kv), scale,
+            left, right, bottom_right, deterministic)
+    if _HAS_CUSTOM_OPS:
+        o, _ = torch.ops.rime.attention_varlen_forward(*args)
+        return o
+    return AttentionVarlenFunction.apply(*args)
 
 
 class AttentionFunction(torch.autograd.Function):

@@ -249,6 +249,28 @@ def _bucket(tokens, cap):
     return max(tokens, min(n, cap))
 
 
+def varlen_forward_outputs(q, v, return_stats=True):
+    """New (o, stats) for a varlen forward: o (Tq, Hq, Dv) in q's dim order and dtype, stats
+    (Tq, Hq) float32 (None without ``return_stats``)."""
+    tq, hq, _ = _dims(q, "q", 3)
+    dv = _dims(v, "v", 3)[2]
+    stats = new_packed(q, (tq, hq), float32(q)) if return_stats else None
+    return new_like(q, (tq, hq, dv)), stats
+
+
+def varlen_backward_outputs(q, k, v, dsink=False):
+    """New gradients for a varlen backward: dq, dk, dv like q, k, v; dsink (1, Hq, 1, 1)
+    float32 when ``dsink``."""
+    hq = _dims(q, "q", 3)[1]
+    return Gradients(
+        new_like(q, tuple(q.shape)),
+        new_like(k, tuple(_dims(k, "k", 3))),
+        new_like(v, tuple(_dims(v, "v", 3))),
+        None,
+        new_packed(q, (1, hq, 1, 1), float32(q)) if dsink else None,
+    )
+
+
 def _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv):
     """The native call's options of a varlen call (after checking that both cu_seqlens give
     the same number of sequences)."""
@@ -328,11 +350,8 @@ def sdpa_varlen(
     cu_q = _cu_seqlens(cu_seqlens_q, "cu_seqlens_q", q)
     cu_kv = _cu_seqlens(cu_seqlens_kv, "cu_seqlens_kv", q)
     varlen = _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv)
-    tq, hq, _ = _dims(q, "q", 3)
-    dv = _dims(v, "v", 3)[2]
     left, right, bottom_right = mask_bounds(causal, causal_alignment, window)
-    o = new_like(q, (tq, hq, dv))
-    stats = new_packed(q, (tq, hq), float32(q)) if return_stats else None
+    o, stats = varlen_forward_outputs(q, v, return_stats)
     inputs = [pair for n, x, cu in (("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv))
               for pair in _packed(n, x, cu)]
     inputs += _seq_lens(cu_q, cu_kv) + optional_inputs(q, None, None, sink)
@@ -383,17 +402,10 @@ def sdpa_varlen_backward(
     cu_q = _cu_seqlens(cu_seqlens_q, "cu_seqlens_q", q)
     cu_kv = _cu_seqlens(cu_seqlens_kv, "cu_seqlens_kv", q)
     varlen = _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv)
-    hq = _dims(q, "q", 3)[1]
     if dsink and sink is None:
         raise ValueError("dsink: needs a sink")
     left, right, bottom_right = mask_bounds(causal, causal_alignment, window)
-    grads = Gradients(
-        new_like(q, tuple(q.shape)),
-        new_like(k, tuple(_dims(k, "k", 3))),
-        new_like(v, tuple(_dims(v, "v", 3))),
-        None,
-        new_packed(q, (1, hq, 1, 1), float32(q)) if dsink else None,
-    )
+    grads = varlen_backward_outputs(q, k, v, dsink)
     inputs = []
     for name, x, cu in (("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv), ("o", o, cu_q),
                         ("do", do, cu_q)):
