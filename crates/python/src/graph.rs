@@ -147,6 +147,11 @@ impl PyGraph {
 }
 
 /// The options shared by `sdpa` and `sdpa_backward`, under the cuDNN frontend's names.
+/// The node's `max_total_seq_len_q/kv` options, when either is given.
+fn max_total(q: Option<i64>, kv: Option<i64>) -> Option<(Option<i64>, Option<i64>)> {
+    (q.is_some() || kv.is_some()).then_some((q, kv))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn common_of(
     slf: &Bound<'_, PyGraph>,
@@ -309,12 +314,14 @@ impl PyGraph {
     }
 
     /// An SDPA forward node; returns (O, Stats) (Stats None when `generate_stats` is false,
-    /// or `is_inference` true).
+    /// or `is_inference` true). `max_total_seq_len_q/kv`: the tokens that packed (ragged)
+    /// query and key/value tensors hold.
     #[pyo3(signature = (q, k, v, *, name=None, attn_scale=None, generate_stats=None,
                         is_inference=None, use_causal_mask=false,
                         use_causal_mask_bottom_right=false, diagonal_alignment=None,
                         left_bound=None, right_bound=None, bias=None, use_padding_mask=false,
-                        seq_len_q=None, seq_len_kv=None, use_alibi_mask=false, sink=None))]
+                        seq_len_q=None, seq_len_kv=None, use_alibi_mask=false, sink=None,
+                        max_total_seq_len_q=None, max_total_seq_len_kv=None))]
     #[allow(clippy::too_many_arguments)]
     fn sdpa(
         slf: &Bound<'_, Self>,
@@ -336,6 +343,8 @@ impl PyGraph {
         seq_len_kv: Option<&Bound<'_, PyTensor>>,
         use_alibi_mask: bool,
         sink: Option<&Bound<'_, PyTensor>>,
+        max_total_seq_len_q: Option<i64>,
+        max_total_seq_len_kv: Option<i64>,
     ) -> PyResult<(Py<PyTensor>, Option<Py<PyTensor>>)> {
         let stats = match (generate_stats, is_inference) {
             (Some(g), Some(i)) if g == i => {
@@ -347,7 +356,7 @@ impl PyGraph {
             (None, Some(i)) => !i,
             (None, None) => true,
         };
-        let c = common_of(
+        let mut c = common_of(
             slf,
             name,
             attn_scale,
@@ -363,6 +372,7 @@ impl PyGraph {
             use_alibi_mask,
             sink,
         )?;
+        c.max_total = max_total(max_total_seq_len_q, max_total_seq_len_kv);
         let mut attrs = common!(SdpaForwardAttrs::new(), &c);
         if stats {
             attrs = attrs.generate_stats();
@@ -384,13 +394,14 @@ impl PyGraph {
     }
 
     /// An SDPA backward node; returns (dQ, dK, dV, dBias, dSink), the last two None unless
-    /// `dBias` / `dSink` are true.
+    /// `dBias` / `dSink` are true. `max_total_seq_len_q/kv` as for `sdpa`.
     #[pyo3(signature = (q, k, v, o, dO, stats, *, name=None, attn_scale=None,
                         use_causal_mask=false, use_causal_mask_bottom_right=false,
                         diagonal_alignment=None, left_bound=None, right_bound=None, bias=None,
                         dBias=false, use_padding_mask=false, seq_len_q=None, seq_len_kv=None,
                         use_alibi_mask=false, sink=None, dSink=false,
-                        use_deterministic_algorithm=false))]
+                        use_deterministic_algorithm=false, max_total_seq_len_q=None,
+                        max_total_seq_len_kv=None))]
     #[allow(clippy::too_many_arguments, non_snake_case)]
     fn sdpa_backward(
         slf: &Bound<'_, Self>,
@@ -416,8 +427,10 @@ impl PyGraph {
         sink: Option<&Bound<'_, PyTensor>>,
         dSink: bool,
         use_deterministic_algorithm: bool,
+        max_total_seq_len_q: Option<i64>,
+        max_total_seq_len_kv: Option<i64>,
     ) -> PyResult<Vec<Option<Py<PyTensor>>>> {
-        let c = common_of(
+        let mut c = common_of(
             slf,
             name,
             attn_scale,
@@ -433,6 +446,7 @@ impl PyGraph {
             use_alibi_mask,
             sink,
         )?;
+        c.max_total = max_total(max_total_seq_len_q, max_total_seq_len_kv);
         let mut attrs = common!(SdpaBackwardAttrs::new(), &c);
         if dBias {
             attrs = attrs.dbias();
@@ -817,7 +831,9 @@ fn key_id(slf: &Bound<'_, PyGraph>, graph: &Graph, key: &Bound<'_, PyAny>) -> Py
 }
 
 /// Refuses a tensor whose type, dims or strides (of dims larger than 1) differ from the graph
-/// tensor's.
+/// tensor's. A ragged tensor's buffer holds its packed tokens, so only its type is compared:
+/// any tensor of that type may hold them (a (T, H, D) one, say), and the engine checks the
+/// offsets against the buffer's extent before it runs.
 fn check_declared(py: Python<'_>, graph: &Graph, id: TensorId, arg: &TensorArg) -> PyResult<()> {
     let Some(t) = graph.get(id) else {
         return Err(PyValueError::new_err("dangling tensor"));
@@ -830,6 +846,9 @@ fn check_declared(py: Python<'_>, graph: &Graph, id: TensorId, arg: &TensorArg) 
                 format!("is {}, the graph declares {declared}", arg.data_type),
             ));
         }
+    }
+    if t.ragged_offset.is_some() {
+        return Ok(());
     }
     let strides_agree = t.dims.len() == arg.strides.len()
         && t.dims
@@ -943,6 +962,27 @@ impl PyTensor {
     /// `False` makes it virtual. Returns the tensor.
     fn set_output(slf: &Bound<'_, Self>, is_output: bool) -> PyResult<Py<PyTensor>> {
         Self::write(slf, |t| t.is_virtual = !is_output)
+    }
+
+    /// Sets the ragged offset (the cuDNN frontend's `set_ragged_offset`): a (B + 1, 1, 1, 1)
+    /// integer tensor of the same graph whose entry b is the element where batch b's tokens
+    /// start (packed THD layouts). Returns the tensor.
+    fn set_ragged_offset(
+        slf: &Bound<'_, Self>,
+        ragged_offset: &Bound<'_, PyTensor>,
+    ) -> PyResult<Py<PyTensor>> {
+        let graph = slf.get().graph.bind(slf.py()).clone();
+        let offsets = PyGraph::id_of(&graph, ragged_offset, "ragged_offset")?;
+        Self::write(slf, |t| t.ragged_offset = Some(offsets))
+    }
+
+    /// The ragged offset tensor, if set.
+    #[getter]
+    fn ragged_offset(slf: &Bound<'_, Self>) -> PyResult<Option<Py<PyTensor>>> {
+        let py = slf.py();
+        let id = slf.get().read(py, |_, t| t.ragged_offset)?;
+        let graph = slf.get().graph.bind(py).clone();
+        id.map(|id| PyGraph::handle(&graph, id)).transpose()
     }
 
     /// Marks the tensor virtual or not; returns the tensor.

@@ -195,3 +195,41 @@ def test_attention_varlen_custom_ops_pass_opcheck_and_compile():
 
     explanation = torch._dynamo.explain(step)(t["q"], t["k"], t["v"])
     assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+
+
+def test_graph_api_ragged_offsets_give_the_varlen_results():
+    """The cuDNN-frontend graph API with `set_ragged_offset` on every token tensor (THD
+    strides, offsets `cu_seqlens x H x D`) runs the same graph as `sdpa_varlen_backward`."""
+    lens = [5, 0, 17, 1]
+    h, d = 2, 32
+    q, k, v, do, _, cu, _, s, _ = _run(lens, None, h, h, d, d, {}, False, seed=13)
+    o, stats = rime.sdpa_varlen(q, k, v, cu, cu, s, s, causal=True)
+    want = rime.sdpa_varlen_backward(q, k, v, o, do, stats, cu, cu, s, s, causal=True)
+    b, t = len(lens), int(cu[-1])
+    g = rime.Graph(io_data_type="f16")
+    thd = [s * h * d, d, h * d, 1]
+    names = ("Q", "K", "V", "O", "dO")
+    q_t, k_t, v_t, o_t, do_t = (g.tensor(n, [b, h, s, d], stride=thd) for n in names)
+    st_t = g.tensor("Stats", [b, h, s, 1], stride=[s * h, 1, h, 1], data_type="f32")
+    offsets = g.tensor("tokens", [b + 1, 1, 1, 1], data_type="i64")
+    stats_offsets = g.tensor("stats_tokens", [b + 1, 1, 1, 1], data_type="i64")
+    lq, lkv = (g.tensor(n, [b, 1, 1, 1], data_type="i32") for n in ("seq_q", "seq_kv"))
+    dq_t, dk_t, dv_t, _, _ = g.sdpa_backward(
+        q_t, k_t, v_t, o_t, do_t, st_t, use_causal_mask=True, use_padding_mask=True,
+        seq_len_q=lq, seq_len_kv=lkv, max_total_seq_len_q=t, max_total_seq_len_kv=t)
+    for x in (q_t, k_t, v_t, o_t, do_t, dq_t, dk_t, dv_t):
+        x.set_ragged_offset(offsets)
+    st_t.set_ragged_offset(stats_offsets)
+    assert q_t.ragged_offset == offsets and k_t.ragged_offset == offsets
+    for x, n in ((dq_t, "dQ"), (dk_t, "dK"), (dv_t, "dV")):
+        x.set_dim([b, h, s, d]).set_stride(thd).set_name(n).set_output(True)
+    g.validate()
+    out = {n: np.full(q.shape, np.nan, np.float16) for n in ("dq", "dk", "dv")}
+    lens32 = np.array(lens, np.int32).reshape(b, 1, 1, 1)
+    g.execute({"Q": q, "K": k, "V": v, "O": o, "dO": do, "Stats": stats,
+               "tokens": (cu.astype(np.int64) * h * d).reshape(b + 1, 1, 1, 1),
+               "stats_tokens": (cu.astype(np.int64) * h).reshape(b + 1, 1, 1, 1),
+               "seq_q": lens32, "seq_kv": lens32,
+               dq_t: out["dq"], dk_t: out["dk"], dv_t: out["dv"]})
+    for n, w in zip(("dq", "dk", "dv"), want[:3]):
+        assert np.array_equal(out[n], w), n
