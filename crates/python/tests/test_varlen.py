@@ -28,8 +28,9 @@ def per_sequence(x, cu, b):
     return x[cu[b]:cu[b + 1]].astype(np.float64).transpose(1, 0, 2)[None]
 
 
-def reference_of(q, k, v, do, cu_q, cu_kv, kw, sink=None):
-    """Per sequence: (o, lse, dq, dk, dv, dsink) of the float64 reference."""
+def reference_of(q, k, v, do, cu_q, cu_kv, kw, sink=None, bias=None):
+    """Per sequence: (o, lse, dq, dk, dv, dsink, dbias) of the float64 reference; ``bias``
+    (1|B, H, max_q, max_kv) is cut to each sequence's lengths."""
     out = []
     for b in range(len(cu_q) - 1):
         if cu_q[b + 1] == cu_q[b] or cu_kv[b + 1] == cu_kv[b]:
@@ -37,9 +38,13 @@ def reference_of(q, k, v, do, cu_q, cu_kv, kw, sink=None):
             continue
         qb, kb, vb, dob = (per_sequence(x, c, b) for x, c in
                            ((q, cu_q), (k, cu_kv), (v, cu_kv), (do, cu_q)))
-        o, lse, _ = ref.forward(qb, kb, vb, sink=sink, **kw)
-        dq, dk, dv, _, dsink = ref.backward(qb, kb, vb, o, dob, sink=sink, **kw)
-        out.append((o, lse, dq, dk, dv, dsink))
+        bb = None
+        if bias is not None:
+            bb = bias[min(b, bias.shape[0] - 1)][None, :, :qb.shape[2], :kb.shape[2]]
+            bb = bb.astype(np.float64)
+        o, lse, _ = ref.forward(qb, kb, vb, sink=sink, bias=bb, **kw)
+        dq, dk, dv, ds, dsink = ref.backward(qb, kb, vb, o, dob, sink=sink, bias=bb, **kw)
+        out.append((o, lse, dq, dk, dv, dsink, ds))
     return out
 
 
@@ -68,15 +73,15 @@ def _reference_kw(opts):
     return dict(left=left, right=right, bottom_right=bottom_right)
 
 
-def _check(o, stats, grads, q, k, v, do, sink, cu_q, cu_kv, opts):
-    want = reference_of(q, k, v, do, cu_q, cu_kv, _reference_kw(opts), sink)
+def _check(o, stats, grads, q, k, v, do, sink, cu_q, cu_kv, opts, bias=None):
+    want = reference_of(q, k, v, do, cu_q, cu_kv, _reference_kw(opts), sink, bias)
     as_np = (lambda x: x.detach().double().numpy()) if hasattr(o, "detach") else np.asarray
     o, stats = as_np(o), as_np(stats)
     dq, dk, dv = (as_np(x) for x in grads[:3])
     for b, w in enumerate(want):
         if w is None:
             continue
-        wo, wlse, wdq, wdk, wdv, _ = w
+        wo, wlse, wdq, wdk, wdv, _, _ = w
         rows, keys = slice(cu_q[b], cu_q[b + 1]), slice(cu_kv[b], cu_kv[b + 1])
         check_close(f"O[{b}]", o[rows].transpose(1, 0, 2)[None], wo, TOL)
         check_stats(stats[rows].T[None, :, :, None], wlse)
@@ -233,3 +238,27 @@ def test_graph_api_ragged_offsets_give_the_varlen_results():
                dq_t: out["dq"], dk_t: out["dk"], dv_t: out["dv"]})
     for n, w in zip(("dq", "dk", "dv"), want[:3]):
         assert np.array_equal(out[n], w), n
+
+
+@pytest.mark.parametrize("per_batch", [True, False], ids=["bias-per-batch", "bias-broadcast"])
+def test_varlen_bias_and_dbias_per_sequence(per_batch):
+    lens = [6, 13, 1]
+    q, k, v, do, _, cu, _, s, _ = _run(lens, None, 2, 2, 32, 32, {}, False, seed=17)
+    rng = np.random.default_rng(19)
+    b = len(lens) if per_batch else 1
+    bias = (rng.standard_normal((b, 2, s, s)) * 0.5).astype(np.float16)
+    o, stats = rime.sdpa_varlen(q, k, v, cu, cu, s, s, causal=True, bias=bias)
+    g = rime.sdpa_varlen_backward(q, k, v, o, do, stats, cu, cu, s, s, causal=True, bias=bias,
+                                  dbias=True, deterministic=True)
+    assert g.dbias.shape == bias.shape
+    want = reference_of(q, k, v, do, cu, cu, _reference_kw(dict(causal=True)), bias=bias)
+    _check(o, stats, g, q, k, v, do, None, cu, cu, dict(causal=True), bias=bias)
+    # dBias: each sequence's (len, len) block (summed over the batch when broadcast).
+    full = np.zeros((len(lens), 2, s, s))
+    for n, w in enumerate(want):
+        full[n, :, :lens[n], :lens[n]] = w[6][0]
+    expect = full if per_batch else full.sum(axis=0, keepdims=True)
+    for n in range(b):
+        rows = lens[n] if per_batch else s
+        check_close(f"dBias[{n}]", g.dbias[n, :, :rows, :rows].astype(np.float64),
+                    expect[n, :, :rows, :rows], TOL)

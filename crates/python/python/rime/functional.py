@@ -258,15 +258,15 @@ def varlen_forward_outputs(q, v, return_stats=True):
     return new_like(q, (tq, hq, dv)), stats
 
 
-def varlen_backward_outputs(q, k, v, dsink=False):
-    """New gradients for a varlen backward: dq, dk, dv like q, k, v; dsink (1, Hq, 1, 1)
-    float32 when ``dsink``."""
+def varlen_backward_outputs(q, k, v, bias=None, dsink=False):
+    """New gradients for a varlen backward: dq, dk, dv like q, k, v; dbias like a given
+    ``bias``; dsink (1, Hq, 1, 1) float32 when ``dsink``."""
     hq = _dims(q, "q", 3)[1]
     return Gradients(
         new_like(q, tuple(q.shape)),
         new_like(k, tuple(_dims(k, "k", 3))),
         new_like(v, tuple(_dims(v, "v", 3))),
-        None,
+        new_like(bias, tuple(_dims(bias, "bias"))) if bias is not None else None,
         new_packed(q, (1, hq, 1, 1), float32(q)) if dsink else None,
     )
 
@@ -334,6 +334,7 @@ def sdpa_varlen(
     causal=False,
     causal_alignment="top_left",
     window=None,
+    bias=None,
     sink=None,
     return_stats=True,
 ):
@@ -341,8 +342,9 @@ def sdpa_varlen(
     without padding them: q (Tq, Hq, Dqk), k (Tkv, Hk, Dqk), v (Tkv, Hv, Dv), where sequence b
     holds tokens ``cu_seqlens_q[b]:cu_seqlens_q[b + 1]`` of q (of k and v:
     ``cu_seqlens_kv``); ``cu_seqlens_*`` int32 (B + 1,) on q's device; ``max_seqlen_*`` the
-    longest sequence. Masks (causal, window) apply per sequence. Tokens outside every sequence
-    are neither read nor written.
+    longest sequence. Masks (causal, window) apply per sequence. ``bias``: dense (1|B, 1|Hq,
+    max_seqlen_q, max_seqlen_kv), element (b, h, i, j) added to query i and key j of sequence
+    b. Tokens outside every sequence are neither read nor written.
 
     Returns ``(o, stats)``: o (Tq, Hq, Dv) in q's dim order, stats (Tq, Hq) float32, or ``o``
     alone with ``return_stats=False``.
@@ -354,7 +356,7 @@ def sdpa_varlen(
     o, stats = varlen_forward_outputs(q, v, return_stats)
     inputs = [pair for n, x, cu in (("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv))
               for pair in _packed(n, x, cu)]
-    inputs += _seq_lens(cu_q, cu_kv) + optional_inputs(q, None, None, sink)
+    inputs += _seq_lens(cu_q, cu_kv) + optional_inputs(q, bias, None, sink)
     # The outputs' offsets are inputs of the plan like the others.
     written = [_packed("o", o, cu_q)]
     if return_stats:
@@ -390,34 +392,38 @@ def sdpa_varlen_backward(
     causal=False,
     causal_alignment="top_left",
     window=None,
+    bias=None,
+    dbias=False,
     sink=None,
     dsink=False,
     deterministic=False,
 ) -> Gradients:
-    """The gradients of :func:`sdpa_varlen` with respect to q, k, v (and the sink): ``o`` and
-    ``stats`` are its outputs, ``do`` (Tq, Hq, Dv) the gradient of ``o``, the other arguments
-    the forward's. Returns :class:`Gradients` with dq, dk, dv shaped like q, k, v (``dbias``
-    None); tokens outside every sequence are not written.
+    """The gradients of :func:`sdpa_varlen` with respect to q, k, v (and the bias, the sink):
+    ``o`` and ``stats`` are its outputs, ``do`` (Tq, Hq, Dv) the gradient of ``o``, the other
+    arguments the forward's. Returns :class:`Gradients` with dq, dk, dv shaped like q, k, v,
+    dbias like ``bias`` (summed over its broadcast dims) when ``dbias``; tokens outside every
+    sequence are not written.
     """
     cu_q = _cu_seqlens(cu_seqlens_q, "cu_seqlens_q", q)
     cu_kv = _cu_seqlens(cu_seqlens_kv, "cu_seqlens_kv", q)
     varlen = _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv)
     if dsink and sink is None:
         raise ValueError("dsink: needs a sink")
+    if dbias and bias is None:
+        raise ValueError("dbias: needs a bias")
     left, right, bottom_right = mask_bounds(causal, causal_alignment, window)
-    grads = varlen_backward_outputs(q, k, v, dsink)
+    grads = varlen_backward_outputs(q, k, v, bias if dbias else None, dsink)
     inputs = []
     for name, x, cu in (("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv), ("o", o, cu_q),
                         ("do", do, cu_q)):
         inputs += list(_packed(name, x, cu))
     inputs += list(_packed("stats", stats, cu_q, rank=2))
-    inputs += _seq_lens(cu_q, cu_kv) + optional_inputs(q, None, None, sink)
+    inputs += _seq_lens(cu_q, cu_kv) + optional_inputs(q, bias, None, sink)
     written = [_packed(n, x, cu) for n, x, cu in (("dq", grads.dq, cu_q), ("dk", grads.dk, cu_kv),
                                                    ("dv", grads.dv, cu_kv))]
     outputs = [tensor for tensor, _ in written]
     inputs += [offsets for _, offsets in written]
-    if grads.dsink is not None:
-        outputs.append(("dsink", grads.dsink))
+    outputs += [(n, t) for n, t in (("dbias", grads.dbias), ("dsink", grads.dsink)) if t is not None]
     _varlen_call(
         True,
         inputs,
