@@ -166,32 +166,43 @@ def _autograd_case(torch):
 
 
 @pytest.mark.parametrize("via", ["custom_op", "function"])
-def test_attention_varlen_gradients_are_the_functional_ones(via):
+@pytest.mark.parametrize("with_bias", [False, True], ids=["no-bias", "bias"])
+def test_attention_varlen_gradients_are_the_functional_ones(via, with_bias):
     torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
     t, cu, mq = _autograd_case(torch)
-    leaves = [t[n].clone().requires_grad_() for n in ("q", "k", "v")]
+    names = ("q", "k", "v")
+    bias = None
+    if with_bias:
+        bias = (torch.randn(1, 4, mq, mq, generator=torch.Generator().manual_seed(2)) * 0.5)
+        t["bias"] = bias.to(torch.bfloat16)
+        names += ("bias",)
+    leaves = {n: t[n].clone().requires_grad_() for n in names}
+    qkv = [leaves[n] for n in ("q", "k", "v")]
+    b = leaves.get("bias")
     if via == "custom_op":
-        o = rime.attention_varlen(*leaves, cu, cu, mq, mq, causal=True)
+        o = rime.attention_varlen(*qkv, cu, cu, mq, mq, bias=b, causal=True)
     else:
         left, right, br = rime.functional.mask_bounds(True, "top_left", None)
-        o = rime.AttentionVarlenFunction.apply(*leaves, cu, cu, mq, mq, None, left, right, br,
+        o = rime.AttentionVarlenFunction.apply(*qkv, cu, cu, mq, mq, b, None, left, right, br,
                                                False)
     o.backward(t["do"])
-    o2, stats = rime.sdpa_varlen(t["q"], t["k"], t["v"], cu, cu, mq, mq, causal=True)
+    b = t.get("bias")
+    o2, stats = rime.sdpa_varlen(t["q"], t["k"], t["v"], cu, cu, mq, mq, causal=True, bias=b)
     g = rime.sdpa_varlen_backward(t["q"], t["k"], t["v"], o2, t["do"], stats, cu, cu, mq, mq,
-                                  causal=True)
+                                  causal=True, bias=b, dbias=with_bias)
     assert torch.equal(o, o2)
-    for leaf, want in zip(leaves, g[:3]):
-        assert torch.equal(leaf.grad, want)
+    for n, want in zip(names, g[:4]):
+        assert torch.equal(leaves[n].grad, want), n
 
 
 def test_attention_varlen_custom_ops_pass_opcheck_and_compile():
     torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
     t, cu, mq = _autograd_case(torch)
-    fwd = (t["q"], t["k"], t["v"], cu, cu, mq, mq, None, None, 0, False, False)
+    fwd = (t["q"], t["k"], t["v"], cu, cu, mq, mq, None, None, None, 0, False, False)
     torch.library.opcheck(torch.ops.rime.attention_varlen_forward.default, fwd)
     o, stats = torch.ops.rime.attention_varlen_forward(*fwd)
-    bwd = (t["do"], t["q"], t["k"], t["v"], o, stats, cu, cu, mq, mq, None, None, 0, False, True)
+    bwd = (t["do"], t["q"], t["k"], t["v"], o, stats, cu, cu, mq, mq, None, None, None, 0, False,
+           False, True)
     torch.library.opcheck(torch.ops.rime.attention_varlen_backward.default, bwd)
     torch._dynamo.reset()
 

@@ -151,21 +151,21 @@ if _HAS_CUSTOM_OPS:
     )
 
 
-def _varlen_forward(q, k, v, cu_q, cu_kv, max_q, max_kv, scale, left_bound, right_bound,
+def _varlen_forward(q, k, v, cu_q, cu_kv, max_q, max_kv, bias, scale, left_bound, right_bound,
                     bottom_right):
     return F.sdpa_varlen(
         q, k, v, cu_q, cu_kv, max_q, max_kv, scale=scale, window=(left_bound, right_bound),
-        causal_alignment="bottom_right" if bottom_right else "top_left",
+        causal_alignment="bottom_right" if bottom_right else "top_left", bias=bias,
     )
 
 
-def _varlen_backward(do, q, k, v, o, stats, cu_q, cu_kv, max_q, max_kv, scale, left_bound,
-                     right_bound, bottom_right, deterministic):
+def _varlen_backward(do, q, k, v, o, stats, cu_q, cu_kv, max_q, max_kv, bias, scale,
+                     left_bound, right_bound, bottom_right, dbias, deterministic):
     return F.sdpa_varlen_backward(
         q, k, v, o, do, stats, cu_q, cu_kv, max_q, max_kv, scale=scale,
         window=(left_bound, right_bound),
         causal_alignment="bottom_right" if bottom_right else "top_left",
-        deterministic=deterministic,
+        bias=bias, dbias=dbias, deterministic=deterministic,
     )
 
 
@@ -180,6 +180,7 @@ if _HAS_CUSTOM_OPS:
         cu_seqlens_kv: Tensor,
         max_seqlen_q: int,
         max_seqlen_kv: int,
+        bias: Optional[Tensor],
         scale: Optional[float],
         left_bound: Optional[int],
         right_bound: Optional[int],
@@ -189,7 +190,7 @@ if _HAS_CUSTOM_OPS:
         """O and Stats of packed variable-length attention (``deterministic`` is the
         backward's)."""
         return _varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_kv, max_seqlen_q,
-                               max_seqlen_kv, scale, left_bound, right_bound, bottom_right)
+                               max_seqlen_kv, bias, scale, left_bound, right_bound, bottom_right)
 
     @attention_varlen_forward.register_fake
     def _attention_varlen_forward_fake(q, k, v, *_):
@@ -207,39 +208,45 @@ if _HAS_CUSTOM_OPS:
         cu_seqlens_kv: Tensor,
         max_seqlen_q: int,
         max_seqlen_kv: int,
+        bias: Optional[Tensor],
         scale: Optional[float],
         left_bound: Optional[int],
         right_bound: Optional[int],
         bottom_right: bool,
+        dbias: bool,
         deterministic: bool,
-    ) -> Tuple[Tensor, Tensor, Tensor]:
-        """dQ, dK, dV of packed variable-length attention."""
+    ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        """dQ, dK, dV and dBias (empty unless ``dbias``) of packed variable-length
+        attention."""
         g = _varlen_backward(do, q, k, v, o, stats, cu_seqlens_q, cu_seqlens_kv, max_seqlen_q,
-                             max_seqlen_kv, scale, left_bound, right_bound, bottom_right,
-                             deterministic)
-        return g.dq, g.dk, g.dv
+                             max_seqlen_kv, bias, scale, left_bound, right_bound, bottom_right,
+                             dbias, deterministic)
+        return g.dq, g.dk, g.dv, g.dbias if g.dbias is not None else _no_dbias(q)
 
     @attention_varlen_backward.register_fake
-    def _attention_varlen_backward_fake(do, q, k, v, *_):
-        g = F.varlen_backward_outputs(q, k, v)
-        return g.dq, g.dk, g.dv
+    def _attention_varlen_backward_fake(do, q, k, v, o, stats, cu_q, cu_kv, max_q, max_kv, bias,
+                                        *rest):
+        g = F.varlen_backward_outputs(q, k, v, bias if rest[-2] else None)
+        return g.dq, g.dk, g.dv, g.dbias if g.dbias is not None else _no_dbias(q)
 
     def _varlen_setup_context(ctx, inputs, output):
         q, k, v, cu_q, cu_kv = inputs[:5]
         ctx.sizes = tuple(inputs[5:7])
-        ctx.options = tuple(inputs[7:11])
-        ctx.deterministic = inputs[11]
+        bias = inputs[7]
+        ctx.options = tuple(inputs[8:12])
+        ctx.deterministic = inputs[12]
         o, stats = output
-        ctx.save_for_backward(q, k, v, o, stats, cu_q, cu_kv)
+        ctx.save_for_backward(q, k, v, o, stats, cu_q, cu_kv, bias)
         ctx.mark_non_differentiable(stats)
 
     def _varlen_custom_op_backward(ctx, do, _dstats):
-        q, k, v, o, stats, cu_q, cu_kv = ctx.saved_tensors
-        dq, dk, dv = torch.ops.rime.attention_varlen_backward(
-            _usable_grad(do), q, k, v, o, stats, cu_q, cu_kv, *ctx.sizes, *ctx.options,
-            ctx.deterministic,
+        q, k, v, o, stats, cu_q, cu_kv, bias = ctx.saved_tensors
+        want_dbias = bias is not None and ctx.needs_input_grad[7]
+        dq, dk, dv, dbias = torch.ops.rime.attention_varlen_backward(
+            _usable_grad(do), q, k, v, o, stats, cu_q, cu_kv, *ctx.sizes, bias, *ctx.options,
+            want_dbias, ctx.deterministic,
         )
-        return (dq, dk, dv) + (None,) * 9
+        return (dq, dk, dv, None, None, None, None, dbias if want_dbias else None) + (None,) * 5
 
     torch.library.register_autograd(
         "rime::attention_varlen_forward", _varlen_custom_op_backward,
@@ -249,26 +256,27 @@ if _HAS_CUSTOM_OPS:
 
 class AttentionVarlenFunction(torch.autograd.Function):
     """:func:`attention_varlen` as a ``torch.autograd.Function`` (eager). ``apply(q, k, v,
-    cu_seqlens_q, cu_seqlens_kv, max_seqlen_q, max_seqlen_kv, scale, left_bound, right_bound,
-    bottom_right, deterministic)`` returns O."""
+    cu_seqlens_q, cu_seqlens_kv, max_seqlen_q, max_seqlen_kv, bias, scale, left_bound,
+    right_bound, bottom_right, deterministic)`` returns O."""
 
     @staticmethod
-    def forward(ctx, q, k, v, cu_q, cu_kv, max_q, max_kv, scale, left_bound, right_bound,
+    def forward(ctx, q, k, v, cu_q, cu_kv, max_q, max_kv, bias, scale, left_bound, right_bound,
                 bottom_right, deterministic):
-        o, stats = _varlen_forward(q, k, v, cu_q, cu_kv, max_q, max_kv, scale, left_bound,
+        o, stats = _varlen_forward(q, k, v, cu_q, cu_kv, max_q, max_kv, bias, scale, left_bound,
                                    right_bound, bottom_right)
         ctx.sizes = (max_q, max_kv)
         ctx.options = (scale, left_bound, right_bound, bottom_right)
         ctx.deterministic = deterministic
-        ctx.save_for_backward(q, k, v, o, stats, cu_q, cu_kv)
+        ctx.save_for_backward(q, k, v, o, stats, cu_q, cu_kv, bias)
         return o
 
     @staticmethod
     def backward(ctx, do):
-        q, k, v, o, stats, cu_q, cu_kv = ctx.saved_tensors
-        g = _varlen_backward(_usable_grad(do), q, k, v, o, stats, cu_q, cu_kv, *ctx.sizes,
-                             *ctx.options, ctx.deterministic)
-        return (g.dq, g.dk, g.dv) + (None,) * 9
+        q, k, v, o, stats, cu_q, cu_kv, bias = ctx.saved_tensors
+        want_dbias = bias is not None and ctx.needs_input_grad[7]
+        g = _varlen_backward(_usable_grad(do), q, k, v, o, stats, cu_q, cu_kv, *ctx.sizes, bias,
+                             *ctx.options, want_dbias, ctx.deterministic)
+        return (g.dq, g.dk, g.dv, None, None, None, None, g.dbias) + (None,) * 5
 
 
 def attention_varlen(
@@ -280,6 +288,7 @@ def attention_varlen(
     max_seqlen_q,
     max_seqlen_kv,
     *,
+    bias=None,
     causal=False,
     causal_alignment="top_left",
     window=None,
@@ -288,10 +297,11 @@ def attention_varlen(
 ):
     """Differentiable attention on packed variable-length sequences (FlashAttention's varlen
     layout); returns O (Tq, Hq, Dv). Arguments as :func:`rime.sdpa_varlen`; gradients flow to
-    q, k and v (slices of one packed QKV included). Works under ``torch.compile``."""
+    q, k and v (slices of one packed QKV included) and to a bias that requires grad (dBias
+    summed over its broadcast dims). Works under ``torch.compile``."""
     left, right, bottom_right = F.mask_bounds(causal, causal_alignment, window)
-    args = (q, k, v, cu_seqlens_q, cu_seqlens_kv, int(max_seqlen_q), int(max_seqlen_kv), scale,
-            left, right, bottom_right, deterministic)
+    args = (q, k, v, cu_seqlens_q, cu_seqlens_kv, int(max_seqlen_q), int(max_seqlen_kv), bias,
+            scale, left, right, bottom_right, deterministic)
     if _HAS_CUSTOM_OPS:
         o, _ = torch.ops.rime.attention_varlen_forward(*args)
         return o
