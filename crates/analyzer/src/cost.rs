@@ -176,7 +176,8 @@ pub fn estimate(
     // The kernels skip the tiles past each sequence's length; only a ragged layout's token
     // totals bound those lengths before execution. The dense terms below (two_kernel's dS
     // round trip and dQ GEMM over B x Sq x Skv) do not shrink with them.
-    flops *= ragged_fill(graph, node, shape);
+    let fill = ragged_fill(graph, node, shape);
+    flops *= fill;
     let mut bytes = tensor_bytes(graph, node) + route_bytes(config);
     let (rate, bandwidth) = match config.engine {
         EngineKind::CpuReference => (HOST_TFLOPS * 1e12, HOST_GBS * 1e9),
@@ -196,7 +197,9 @@ pub fn estimate(
         _ => (0.0, 1.0),
     };
     let compute = flops / (rate * utilization).max(1.0);
-    let reduction_bytes = dq_reduction_bytes(config, shape, causal);
+    // The atomic route's dQ partials come from the KV tiles that run, over the rows they
+    // reach: they shrink with a ragged node's work like its score pairs.
+    let reduction_bytes = dq_reduction_bytes(config, shape, causal) * fill;
     let memory = bytes / bandwidth.max(1.0)
         + reduction_bytes / (bandwidth * DQ_REDUCTION_BANDWIDTH).max(1.0);
     let bound = if compute >= memory {
@@ -313,12 +316,17 @@ fn launches(
     }
 }
 
-/// The share of the B x Sq x Skv score pairs a ragged (THD) node's real tokens can reach:
-/// sequence b has at most len_q(b) x Skv pairs (and Sq x len_kv(b)), so all of them at most
-/// `max_total_seq_len_q` x Skv (and Sq x `max_total_seq_len_kv`). 1 without a ragged tensor or
-/// without the totals. Measured on the H200, 2026-12-03 (call H): with the dense count,
-/// two_kernel was ranked first for deterministic THD rows of 8192 tokens in B x S = 16384 and
-/// ran 1.1-1.5x slower than relay.
+/// The expected share of the B x Sq x Skv score pairs a ragged (THD) node's real tokens reach,
+/// from the token totals alone (the lengths are known only at execution). With shares
+/// a = `max_total_seq_len_q` / (B x Sq) and c = `max_total_seq_len_kv` / (B x Skv), the pairs
+/// sum over b of len_q(b) x len_kv(b) lie between a x c (every sequence of the mean length)
+/// and min(a, c) (each sequence full or empty); the estimate is the geometric mean of the two
+/// bounds, sqrt(min(a, c) x a x c). 1 without a ragged tensor or without the totals.
+///
+/// Measured on the H200, 2026-12-03 (call H), on the thd suite (8192 tokens in B x S = 16384,
+/// lengths 512-2048, real share 0.31): with the dense count two_kernel was ranked first for 5
+/// deterministic rows and ran 1.1-1.5x slower than relay on all 5; the upper bound alone (0.5)
+/// still ranked it first on 2 of them (10-12% slower there); the estimate (0.35) ranks relay.
 fn ragged_fill(graph: &Graph, node: &Node, shape: &SdpaShape) -> f64 {
     let ragged = node
         .inputs
@@ -333,9 +341,9 @@ fn ragged_fill(graph: &Graph, node: &Node, shape: &SdpaShape) -> f64 {
         _ => 1.0,
     };
     let o = &node.options;
-    share(o.max_total_seq_len_q, shape.sq)
-        .min(share(o.max_total_seq_len_kv, shape.skv))
-        .clamp(0.0, 1.0)
+    let q = share(o.max_total_seq_len_q, shape.sq).clamp(0.0, 1.0);
+    let kv = share(o.max_total_seq_len_kv, shape.skv).clamp(0.0, 1.0);
+    (q.min(kv) * q * kv).sqrt()
 }
 
 /// True when `node` asks for dBias of a bias that broadcasts over batches or heads.
@@ -378,5 +386,46 @@ mod tests {
         // 27,648 B, 128 threads x 168 registers: three fit in 100 KiB and in 64K registers.
         assert_eq!(blocks_per_sm(fwd, &t("rtx-5090")), 3);
         assert_eq!(blocks_per_sm(fwd, &t("cpu")), 0);
+    }
+
+    /// A (B, H, S, D) ragged backward with the given token totals.
+    fn ragged(b: i64, s: i64, q: Option<i64>, kv: Option<i64>) -> (Graph, SdpaShape) {
+        use rime_graph::{Context, DataType, SdpaBackwardAttrs, Tensor};
+        let mut g = Graph::new(Context::with_io(DataType::Bf16));
+        let (h, d) = (2, 64);
+        let thd = [s * h * d, d, h * d, 1];
+        let offsets =
+            g.tensor(Tensor::packed("offsets", &[b + 1, 1, 1, 1]).with_data_type(DataType::I64));
+        let token = |g: &mut Graph, n: &str| {
+            g.tensor(Tensor::new(n, &[b, h, s, d], &thd).with_ragged_offset(offsets))
+        };
+        let [q_t, k, v, o, d_o] = ["Q", "K", "V", "O", "dO"].map(|n| token(&mut g, n));
+        let stats = Tensor::packed("Stats", &[b, h, s, 1]).with_data_type(DataType::F32);
+        let stats = g.tensor(stats);
+        let attrs = SdpaBackwardAttrs::new().max_total_seq_len(q, kv);
+        g.sdpa_backward(q_t, k, v, o, d_o, stats, attrs)
+            .expect("graph");
+        let node = g.nodes()[0].clone();
+        let shape = SdpaShape::of(&g, &node).expect("shape");
+        (g, shape)
+    }
+
+    #[test]
+    fn ragged_work_is_estimated_between_its_bounds() {
+        let fill = |q, kv| {
+            let (g, shape) = ragged(8, 2048, q, kv);
+            ragged_fill(&g, &g.nodes()[0], &shape)
+        };
+        // The thd suite: 8192 of 16384 tokens on both sides. Bounds 0.25 and 0.5, real 0.31.
+        let f = fill(Some(8192), Some(8192));
+        assert!((f - 0.5f64.powf(1.5)).abs() < 1e-12, "{f}");
+        assert!(f > 0.25 && f < 0.5);
+        // Full sequences: dense. Without totals: dense (nothing bounds the lengths).
+        assert_eq!(fill(Some(16384), Some(16384)), 1.0);
+        assert_eq!(fill(None, None), 1.0);
+        // One side's total: that side's share (both bounds agree).
+        assert!((fill(Some(4096), None) - 0.25).abs() < 1e-12);
+        // Totals past B x S are clamped to dense.
+        assert_eq!(fill(Some(1 << 20), Some(1 << 20)), 1.0);
     }
 }
