@@ -556,4 +556,72 @@ mod tests {
         assert!(right >= 23, "faster route picked on {right} of {rows} rows");
         assert!(worst <= 1.05, "a miss loses {worst:.3}x");
     }
+
+    /// The cost model on the thd suite against call H's timings on the H200
+    /// (docs/gpu-runs/2026-12-03-thd/H: `thd_u1` ran two_kernel where the model then chose it,
+    /// `thd_t` relay on every deterministic row): each deterministic row must rank the faster
+    /// of the two first, and each other row atomic, which ran faster than relay on its
+    /// deterministic twin (the same shape) on every row.
+    #[test]
+    fn ragged_route_choice_follows_the_h200_timings() {
+        let runs = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/gpu-runs/2026-12-03-thd/H"
+        );
+        let mut times: std::collections::BTreeMap<(String, String), f64> = Default::default();
+        for run in ["thd_u1", "thd_t"] {
+            let path = format!("{runs}/{run}/results.json");
+            let v: Value =
+                serde_json::from_str(&std::fs::read_to_string(path).expect("run")).expect("json");
+            for r in v["results"].as_array().expect("results") {
+                let (Some(name), Some(route), Some(ms)) = (
+                    r["name"].as_str(),
+                    r["route"].as_str(),
+                    r["median_ms"].as_f64(),
+                ) else {
+                    continue;
+                };
+                let t = times
+                    .entry((name.to_owned(), route.to_owned()))
+                    .or_insert(ms);
+                *t = t.min(ms);
+            }
+        }
+        let time =
+            |c: &BackwardCase, route: &str| times.get(&(c.name(), route.to_owned())).copied();
+        let target = rime_analyzer::Target::by_name("h200").expect("profile");
+        let (mut det_rows, mut other_rows) = (0, 0);
+        for c in suite_cases(&suites(), "thd").expect("suite") {
+            let (_, ranked) = sm120_candidates(&c.graph().expect("graph").graph, &target);
+            let first = ranked
+                .first()
+                .and_then(|x| x.config.route)
+                .expect("a route");
+            if c.deterministic {
+                let (Some(relay), Some(two)) = (time(&c, "relay"), time(&c, "two_kernel")) else {
+                    continue;
+                };
+                let faster = if relay <= two { "relay" } else { "two_kernel" };
+                assert_eq!(
+                    first.name(),
+                    faster,
+                    "{}: relay {relay}, two_kernel {two}",
+                    c.name()
+                );
+                det_rows += 1;
+            } else {
+                let twin = BackwardCase {
+                    deterministic: true,
+                    ..c.clone()
+                };
+                let (Some(atomic), Some(relay)) = (time(&c, "atomic"), time(&twin, "relay")) else {
+                    continue;
+                };
+                assert!(atomic < relay, "{}: the data", c.name());
+                assert_eq!(first, rime_analyzer::Route::Atomic, "{}", c.name());
+                other_rows += 1;
+            }
+        }
+        assert_eq!((det_rows, other_rows), (5, 6));
+    }
 }
