@@ -273,3 +273,18 @@ def test_varlen_bias_and_dbias_per_sequence(per_batch):
         rows = lens[n] if per_batch else s
         check_close(f"dBias[{n}]", g.dbias[n, :, :rows, :rows].astype(np.float64),
                     expect[n, :, :rows, :rows], TOL)
+
+
+def test_a_head_major_q_is_refused_by_name_and_outputs_are_packed():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
+    q, k, v, _, _, cu, _, mq, _ = _run([4, 6], None, 2, 2, 32, 32, {}, False)
+    # (T, H, D) viewed over (H, T, D) memory: tokens are not the outermost dim.
+    head_major = torch.tensor(q).transpose(0, 1).contiguous().transpose(0, 1)
+    cu_t = torch.tensor(cu)
+    with pytest.raises(rime.UnsupportedGraph) as e:
+        rime.sdpa_varlen(head_major, torch.tensor(k), torch.tensor(v), cu_t, cu_t, mq, mq)
+    assert e.value.codes == ["LAY004"] and all("`q`" in str(r.subject) for r in e.value.reasons)
+    # A packed q of any order gets packed outputs.
+    o, stats = rime.sdpa_varlen(torch.tensor(q), torch.tensor(k), torch.tensor(v), cu_t, cu_t,
+                                mq, mq)
+    assert o.is_contiguous() and stats.is_contiguous()

@@ -250,22 +250,24 @@ def _bucket(tokens, cap):
 
 
 def varlen_forward_outputs(q, v, return_stats=True):
-    """New (o, stats) for a varlen forward: o (Tq, Hq, Dv) in q's dim order and dtype, stats
-    (Tq, Hq) float32 (None without ``return_stats``)."""
+    """New (o, stats) for a varlen forward: o (Tq, Hq, Dv) packed THD (row-major) in q's
+    dtype, stats (Tq, Hq) float32 (None without ``return_stats``). Packed whatever q's order:
+    a ragged tensor's tokens must be its outermost dim."""
     tq, hq, _ = _dims(q, "q", 3)
     dv = _dims(v, "v", 3)[2]
     stats = new_packed(q, (tq, hq), float32(q)) if return_stats else None
-    return new_like(q, (tq, hq, dv)), stats
+    return new_packed(q, (tq, hq, dv), q.dtype), stats
 
 
 def varlen_backward_outputs(q, k, v, bias=None, dsink=False):
-    """New gradients for a varlen backward: dq, dk, dv like q, k, v; dbias like a given
-    ``bias``; dsink (1, Hq, 1, 1) float32 when ``dsink``."""
+    """New gradients for a varlen backward: dq, dk, dv packed THD (row-major) of q's, k's and
+    v's shapes and dtypes; dbias like a given ``bias``; dsink (1, Hq, 1, 1) float32 when
+    ``dsink``."""
     hq = _dims(q, "q", 3)[1]
     return Gradients(
-        new_like(q, tuple(q.shape)),
-        new_like(k, tuple(_dims(k, "k", 3))),
-        new_like(v, tuple(_dims(v, "v", 3))),
+        new_packed(q, tuple(q.shape), q.dtype),
+        new_packed(q, tuple(_dims(k, "k", 3)), k.dtype),
+        new_packed(q, tuple(_dims(v, "v", 3)), v.dtype),
         new_like(bias, tuple(_dims(bias, "bias"))) if bias is not None else None,
         new_packed(q, (1, hq, 1, 1), float32(q)) if dsink else None,
     )
@@ -346,7 +348,7 @@ def sdpa_varlen(
     max_seqlen_q, max_seqlen_kv), element (b, h, i, j) added to query i and key j of sequence
     b. Tokens outside every sequence are neither read nor written.
 
-    Returns ``(o, stats)``: o (Tq, Hq, Dv) in q's dim order, stats (Tq, Hq) float32, or ``o``
+    Returns ``(o, stats)``: o (Tq, Hq, Dv) packed (row-major), stats (Tq, Hq) float32, or ``o``
     alone with ``return_stats=False``.
     """
     cu_q = _cu_seqlens(cu_seqlens_q, "cu_seqlens_q", q)
