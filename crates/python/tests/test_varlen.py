@@ -151,6 +151,9 @@ def test_hostile_cu_seqlens_are_refused_with_their_name():
     # Past the tokens q holds.
     with pytest.raises(rime.EngineError, match="sequence 1 has 8 tokens.*from cu_seqlens_q"):
         rime.sdpa_varlen(q, k, v, np.array([0, 4, 12], np.int32), cu, 8, 8)
+    # The same on the key side names cu_seqlens_kv.
+    with pytest.raises(rime.EngineError, match="sequence 1 has 8 tokens.*from cu_seqlens_kv"):
+        rime.sdpa_varlen(q, k, v, cu, np.array([0, 4, 12], np.int32), 8, 8)
     with pytest.raises(ValueError, match="max_seqlen_q"):
         rime.sdpa_varlen(q, k, v, cu, cu, 0, mq)
     with pytest.raises(rime.TensorError, match="q.*tokens, heads, head dim"):

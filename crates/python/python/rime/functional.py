@@ -9,6 +9,7 @@ plan (analysis and, on CUDA, kernel compilation); later calls reuse it
 (``rime.plan_cache_info()``).
 """
 
+import re
 from typing import NamedTuple, Optional, Tuple
 
 from . import _native
@@ -300,13 +301,9 @@ def _seq_lens(cu_q, cu_kv):
     ]
 
 
-_DERIVED = {
-    "seq_len_q": "cu_seqlens_q",
-    "seq_len_kv": "cu_seqlens_kv",
-    "q_offsets": "cu_seqlens_q",
-    "k_offsets": "cu_seqlens_kv",
-    "v_offsets": "cu_seqlens_kv",
-}
+# The tensors the varlen functions derive from cu_seqlens_*, by the sequence they follow.
+_DERIVED = re.compile(r"\b(seq_len_(q|kv)|(q|k|v|o|do|stats|dq|dk|dv)_offsets)\b")
+_KV_TOKENS = ("k", "v", "dk", "dv")
 
 
 def _varlen_call(*args, **options):
@@ -316,10 +313,11 @@ def _varlen_call(*args, **options):
         _native.sdpa_call(*args, **options)
     except RimeError as e:
         text = str(e)
-        for derived, given in _DERIVED.items():
-            if derived in text:
-                e.args = (f"{text} ({derived} is derived from {given})",) + e.args[1:]
-                break
+        found = _DERIVED.search(text)
+        if found:
+            kv = found.group(2) == "kv" or found.group(3) in _KV_TOKENS
+            given = "cu_seqlens_kv" if kv else "cu_seqlens_q"
+            e.args = (f"{text} ({found.group(1)} is derived from {given})",) + e.args[1:]
         raise
 
 
