@@ -27,8 +27,9 @@ pub struct Common {
     pub padding: Option<(TensorId, TensorId)>,
     /// Attention-sink logits.
     pub sink: Option<TensorId>,
-    /// Tokens the packed (THD) query and key/value tensors hold (`max_total_seq_len_q/kv`).
-    pub max_total: Option<(Option<i64>, Option<i64>)>,
+    /// Tokens the packed (THD) query and key/value tensors hold (`max_total_seq_len_q/kv`;
+    /// None: not set).
+    pub max_total: (Option<i64>, Option<i64>),
 }
 
 /// `$attrs` (an `SdpaForwardAttrs` or `SdpaBackwardAttrs`) with every option of `$c`
@@ -64,10 +65,7 @@ macro_rules! common {
         if let Some(s) = c.sink {
             a = a.sink(s);
         }
-        if let Some((q, kv)) = c.max_total {
-            a = a.max_total_seq_len(q, kv);
-        }
-        a
+        a.max_total_seq_len(c.max_total.0, c.max_total.1)
     }};
 }
 pub(crate) use common;

@@ -301,8 +301,7 @@ fn graph_of(options: &Options, args: &[TensorArg], outputs: usize) -> PyResult<G
         bias: id("bias"),
         padding: id("seq_len_q").zip(id("seq_len_kv")),
         sink: id("sink"),
-        max_total: (options.max_total_q.is_some() || options.max_total_kv.is_some())
-            .then_some((options.max_total_q, options.max_total_kv)),
+        max_total: (options.max_total_q, options.max_total_kv),
         ..Common::default()
     };
     let made: Vec<(&str, Option<TensorId>)> = if options.backward {

@@ -147,11 +147,6 @@ impl PyGraph {
 }
 
 /// The options shared by `sdpa` and `sdpa_backward`, under the cuDNN frontend's names.
-/// The node's `max_total_seq_len_q/kv` options, when either is given.
-fn max_total(q: Option<i64>, kv: Option<i64>) -> Option<(Option<i64>, Option<i64>)> {
-    (q.is_some() || kv.is_some()).then_some((q, kv))
-}
-
 #[allow(clippy::too_many_arguments)]
 fn common_of(
     slf: &Bound<'_, PyGraph>,
@@ -372,7 +367,7 @@ impl PyGraph {
             use_alibi_mask,
             sink,
         )?;
-        c.max_total = max_total(max_total_seq_len_q, max_total_seq_len_kv);
+        c.max_total = (max_total_seq_len_q, max_total_seq_len_kv);
         let mut attrs = common!(SdpaForwardAttrs::new(), &c);
         if stats {
             attrs = attrs.generate_stats();
@@ -446,7 +441,7 @@ impl PyGraph {
             use_alibi_mask,
             sink,
         )?;
-        c.max_total = max_total(max_total_seq_len_q, max_total_seq_len_kv);
+        c.max_total = (max_total_seq_len_q, max_total_seq_len_kv);
         let mut attrs = common!(SdpaBackwardAttrs::new(), &c);
         if dBias {
             attrs = attrs.dbias();
