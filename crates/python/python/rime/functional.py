@@ -229,16 +229,28 @@ def _cu_seqlens(cu, name, q):
     return cu
 
 
-def _packed(name, x, cu, rank=3):
+def _packed(name, x, cu):
     """(name, x) and (name_offsets, the element where each sequence of packed ``x`` starts):
     ``cu`` x its token stride, each at most its span. The end of the last token, cu[B] x the
     stride, lies past the span when the token stride is wider than a token (a slice of a packed
-    QKV), and every offset must be inside the buffer."""
-    _dims(x, name, rank)
+    QKV), and every offset must be inside the buffer. Stats (T, H) goes as (T, H, 1)."""
+    stats = name == "stats"
+    _dims(x, name, 2 if stats else 3)
     offsets = (_int64(cu) * element_strides(x)[0]).clip(max=_span(x)).reshape(-1, 1, 1, 1)
-    if rank == 2:  # Stats (T, H) as (T, H, 1)
+    if stats:
         x = x.reshape(x.shape[0], x.shape[1], 1)
     return (name, x), (name + "_offsets", offsets)
+
+
+def _packed_inputs(*packed):
+    """Each packed (name, x, cu) input, and its offsets."""
+    return [pair for p in packed for pair in _packed(*p)]
+
+
+def _packed_outputs(*packed):
+    """The packed (name, x, cu) outputs, and their offsets, which are inputs of the plan."""
+    pairs = [_packed(*p) for p in packed]
+    return [tensor for tensor, _ in pairs], [offsets for _, offsets in pairs]
 
 
 def _bucket(tokens, cap):
@@ -274,9 +286,12 @@ def varlen_backward_outputs(q, k, v, bias=None, dsink=False):
     )
 
 
-def _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv):
-    """The native call's options of a varlen call (after checking that both cu_seqlens give
-    the same number of sequences)."""
+def _varlen_options(q, k, cu_seqlens_q, cu_seqlens_kv, max_seqlen_q, max_seqlen_kv, causal,
+                    causal_alignment, window):
+    """The checked cu_seqlens of a varlen call (both giving the same number of sequences) and
+    the native call's options: the mask bounds, the longest sequences and the token buckets."""
+    cu_q = _cu_seqlens(cu_seqlens_q, "cu_seqlens_q", q)
+    cu_kv = _cu_seqlens(cu_seqlens_kv, "cu_seqlens_kv", q)
     _dims(q, "q", 3)
     _dims(k, "k", 3)
     batch = cu_q.shape[0] - 1
@@ -285,7 +300,11 @@ def _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv):
             f"cu_seqlens_kv: {cu_kv.shape[0] - 1} sequences, cu_seqlens_q has {batch}"
         )
     max_q, max_kv = int(max_seqlen_q), int(max_seqlen_kv)
-    return dict(
+    left, right, bottom_right = mask_bounds(causal, causal_alignment, window)
+    return cu_q, cu_kv, dict(
+        left_bound=left,
+        right_bound=right,
+        bottom_right=bottom_right,
         max_seqlen_q=max_q,
         max_seqlen_kv=max_kv,
         max_total_q=_bucket(q.shape[0], batch * max_q),
@@ -349,30 +368,14 @@ def sdpa_varlen(
     Returns ``(o, stats)``: o (Tq, Hq, Dv) packed (row-major), stats (Tq, Hq) float32, or ``o``
     alone with ``return_stats=False``.
     """
-    cu_q = _cu_seqlens(cu_seqlens_q, "cu_seqlens_q", q)
-    cu_kv = _cu_seqlens(cu_seqlens_kv, "cu_seqlens_kv", q)
-    varlen = _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv)
-    left, right, bottom_right = mask_bounds(causal, causal_alignment, window)
+    cu_q, cu_kv, options = _varlen_options(q, k, cu_seqlens_q, cu_seqlens_kv, max_seqlen_q,
+                                           max_seqlen_kv, causal, causal_alignment, window)
     o, stats = varlen_forward_outputs(q, v, return_stats)
-    inputs = [pair for n, x, cu in (("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv))
-              for pair in _packed(n, x, cu)]
+    inputs = _packed_inputs(("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv))
     inputs += _seq_lens(cu_q, cu_kv) + optional_inputs(q, bias, None, sink)
-    # The outputs' offsets are inputs of the plan like the others.
-    written = [_packed("o", o, cu_q)]
-    if return_stats:
-        written.append(_packed("stats", stats, cu_q, rank=2))
-    outputs = [tensor for tensor, _ in written]
-    inputs += [offsets for _, offsets in written]
-    _varlen_call(
-        False,
-        inputs,
-        outputs,
-        scale=scale,
-        left_bound=left,
-        right_bound=right,
-        bottom_right=bottom_right,
-        **varlen,
-    )
+    written = [("o", o, cu_q)] + ([("stats", stats, cu_q)] if return_stats else [])
+    outputs, offsets = _packed_outputs(*written)
+    _varlen_call(False, inputs + offsets, outputs, scale=scale, **options)
     return (o, stats) if return_stats else o
 
 
@@ -404,37 +407,22 @@ def sdpa_varlen_backward(
     dbias like ``bias`` (summed over its broadcast dims) when ``dbias``; tokens outside every
     sequence are not written.
     """
-    cu_q = _cu_seqlens(cu_seqlens_q, "cu_seqlens_q", q)
-    cu_kv = _cu_seqlens(cu_seqlens_kv, "cu_seqlens_kv", q)
-    varlen = _varlen_options(q, k, cu_q, cu_kv, max_seqlen_q, max_seqlen_kv)
+    cu_q, cu_kv, options = _varlen_options(q, k, cu_seqlens_q, cu_seqlens_kv, max_seqlen_q,
+                                           max_seqlen_kv, causal, causal_alignment, window)
     if dsink and sink is None:
         raise ValueError("dsink: needs a sink")
     if dbias and bias is None:
         raise ValueError("dbias: needs a bias")
-    left, right, bottom_right = mask_bounds(causal, causal_alignment, window)
     grads = varlen_backward_outputs(q, k, v, bias if dbias else None, dsink)
-    inputs = []
-    for name, x, cu in (("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv), ("o", o, cu_q),
-                        ("do", do, cu_q)):
-        inputs += list(_packed(name, x, cu))
-    inputs += list(_packed("stats", stats, cu_q, rank=2))
+    inputs = _packed_inputs(("q", q, cu_q), ("k", k, cu_kv), ("v", v, cu_kv), ("o", o, cu_q),
+                            ("do", do, cu_q), ("stats", stats, cu_q))
     inputs += _seq_lens(cu_q, cu_kv) + optional_inputs(q, bias, None, sink)
-    written = [_packed(n, x, cu) for n, x, cu in (("dq", grads.dq, cu_q), ("dk", grads.dk, cu_kv),
-                                                   ("dv", grads.dv, cu_kv))]
-    outputs = [tensor for tensor, _ in written]
-    inputs += [offsets for _, offsets in written]
-    outputs += [(n, t) for n, t in (("dbias", grads.dbias), ("dsink", grads.dsink)) if t is not None]
-    _varlen_call(
-        True,
-        inputs,
-        outputs,
-        scale=scale,
-        left_bound=left,
-        right_bound=right,
-        bottom_right=bottom_right,
-        deterministic=deterministic,
-        **varlen,
-    )
+    outputs, offsets = _packed_outputs(("dq", grads.dq, cu_q), ("dk", grads.dk, cu_kv),
+                                       ("dv", grads.dv, cu_kv))
+    outputs += [(n, t) for n, t in (("dbias", grads.dbias), ("dsink", grads.dsink))
+                if t is not None]
+    _varlen_call(True, inputs + offsets, outputs, scale=scale, deterministic=deterministic,
+                 **options)
     return grads
 
 
