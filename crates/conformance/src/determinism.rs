@@ -45,12 +45,15 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
     // dSink is summed in a fixed order on every route (dsink_reduce.cu).
     let sink = |case: BackwardCase| BackwardCase { sink: true, ..case };
     // Ragged (THD) self-attention with these sequence lengths (B and S come from them).
-    let thd = |case: BackwardCase, lens: &[usize]| BackwardCase {
-        b: lens.len(),
-        sq: lens.iter().copied().max().unwrap_or(0),
-        skv: lens.iter().copied().max().unwrap_or(0),
-        lens: Some(lens.to_vec()),
-        ..case
+    let thd = |case: BackwardCase, lens: &[usize]| {
+        let longest = lens.iter().copied().max().unwrap_or(0);
+        BackwardCase {
+            b: lens.len(),
+            sq: longest,
+            skv: longest,
+            lens: Some(lens.to_vec()),
+            ..case
+        }
     };
     let (bf, f) = (DataType::Bf16, DataType::F16);
     if small {
