@@ -4,7 +4,7 @@
 //!
 //! Each case is a small SDPA backward (bf16 io, f32 Stats, BHSD, Hq = Hk = Hv, D = 8) at a
 //! numerical edge: one query or one key, a decode step, rows that see no key, empty sequences
-//! in a padded batch, Stats near -3e4, biases of +-2e4, a dominant sink. On the GPU, O and Stats
+//! in a padded batch, Stats near -3e4, biases of +-2e4, a dominant sink, a sink of -inf. On the GPU, O and Stats
 //! come from the CPU engine's forward on the same inputs, and every approved sm120 route runs the
 //! backward through the engine API; its outputs are compared with the CPU engine's backward by
 //! relative error with an absolute floor ([`ABS_FLOOR`]), and every output must be finite.
@@ -187,6 +187,15 @@ pub fn edge_cases() -> Vec<EdgeCase> {
         .bias(true, false, Mixed)
         .band(Some(2), Some(0), false),
         c("dominant_sink", "sink 40: P ~ e^-40", [2, 2, 6, 7], 12).sink(Some(40.0)),
+        c(
+            "sink_minus_infinity",
+            "sink -inf: no sink, rows without keys",
+            [2, 2, 5, 6],
+            13,
+        )
+        .padding(&[5, 4], &[0, 6])
+        .band(None, Some(0), true)
+        .sink(Some(f64::NEG_INFINITY)),
     ]
 }
 

@@ -2,8 +2,10 @@
 //   delta[b][h][i] = sum_d dO[b,h,i,d] * O[b,h,i,d]   (f32, the "D" of dS = P * (dP - D))
 // and, when dSink is asked for (p.dsink_rows != 0), each row's share of it (f32, [B][Hq][Sq]):
 //   dsink_rows[b][h][i] = -exp(Sink[h] - Stats[b,h,i]) * delta[b][h][i]
-// or 0 for a row past the padding mask's length or with Stats = +inf (a row that attended to
-// nothing): the CPU engine's rule. dsink_reduce.cu sums them per head in a fixed order.
+// or 0 for a row past the padding mask's length, with Stats = +inf (a row that attended to
+// nothing), or of a head whose sink is -inf (no sink; the term is exp(-inf) = 0 even where a
+// caller's Stats are -inf): the CPU engine's rule. dsink_reduce.cu sums them per head in a
+// fixed order.
 // It also zeroes what the later kernels add into: the f32 dQ accumulator [B][Hq][Sq][Dqk]
 // (atomic and relay routes), the relay route's turn counters [B][Hq][ceil(Sq / RELAY_TILE)]
 // and block tickets [B][Hk], and the f32 dBias accumulator [bias_b][bias_h][Sq][Skv] when
@@ -53,7 +55,8 @@ rime_bwd_preprocess(const AttnParams p) {
             delta[i] = acc;
             if (dsink_rows) {
                 const float lse = i < s_rows ? stats[(i64)i * p.stats.ss] : -rime_neg_inf();
-                const bool counts = i < q_len && lse != -rime_neg_inf();
+                const bool counts =
+                    i < q_len && lse != -rime_neg_inf() && sink != rime_neg_inf();
                 dsink_rows[i] = counts ? -rime_exp2((sink - lse) * RIME_LOG2E) * acc : 0.f;
             }
         }

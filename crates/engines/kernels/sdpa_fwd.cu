@@ -6,7 +6,8 @@
 // denominator of every row below the padding mask's length, unscaled and unbiased — the online
 // softmax starts from it (running max = sink, running sum = 1) instead of (-inf, 0). A row with
 // nothing kept then attends to the sink alone: O = 0, Stats = sink. A runtime test, not a
-// define: it is an initialisation. Rows past the padding mask's length stay O = 0, Stats = +inf.
+// define: it is an initialisation. Rows past the padding mask's length stay O = 0, Stats = +inf,
+// and so does every row of a head whose sink is -inf (exp(-inf) = 0: no sink, as on the CPU).
 //
 // FlashAttention-2 style: one block per (query tile of BLOCK_Q rows, query head, batch); WARPS
 // warps, each owning 16 query rows (BLOCK_Q = 16 * WARPS). The block walks the KV tiles of
@@ -104,7 +105,7 @@ rime_sdpa_fwd(const AttnParams p) {
     float row_max[2], row_sum[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-        const bool sunk = p.sink.ptr != 0 && qrow0 + r * 8 < L.q;
+        const bool sunk = p.sink.ptr != 0 && sink_log2 != neg_inf && qrow0 + r * 8 < L.q;
         row_max[r] = sunk ? sink_log2 : neg_inf;
         row_sum[r] = sunk && t == 0 ? 1.f : 0.f;
     }

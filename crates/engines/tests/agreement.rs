@@ -272,6 +272,39 @@ fn fully_masked_rows_give_zeros_not_nan() {
 }
 
 #[test]
+fn a_sink_of_minus_infinity_is_no_sink() {
+    // exp(-inf) = 0 joins every row's sum: the forward and backward are those of the graph
+    // without a sink, bitwise, rows with no key included (Stats +inf, not -inf), and dSink is 0
+    // (exp(-inf - Stats) = 0), never NaN.
+    let sunk = Case::new("sink_minus_inf", 2, 2, 6, 5, 4)
+        .band(None, Some(0), true)
+        .padding(&[6, 3], &[2, 0])
+        .sink();
+    let mut data = Data::random(&sunk, 5);
+    data.sink.as_mut().unwrap().data.fill(f64::NEG_INFINITY);
+    let mut plain = sunk.clone();
+    plain.sink = false;
+    let plain_data = Data {
+        sink: None,
+        ..data.clone()
+    };
+    let got = engine_f32(&sunk, &data, Io::F32);
+    let want = engine_f32(&plain, &plain_data, Io::F32);
+    let bits = |o: &Out32| o.data.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    for (name, a, b) in [
+        ("O", &got.o, &want.o),
+        ("Stats", &got.stats, &want.stats),
+        ("dQ", &got.dq, &want.dq),
+        ("dK", &got.dk, &want.dk),
+        ("dV", &got.dv, &want.dv),
+    ] {
+        assert_eq!(bits(a), bits(b), "{name}");
+    }
+    assert!(got.stats.data.contains(&f32::INFINITY), "rows with no key");
+    assert_eq!(got.dsink.unwrap().data, vec![0.0; 2]);
+}
+
+#[test]
 fn results_are_bitwise_reproducible_across_thread_counts() {
     // One key block, and three (BLOCK_KV = 512) with a band across their edges.
     for (skv, left) in [(97, 50), (1030, 700)] {

@@ -247,7 +247,12 @@ impl Problem {
             .gather(b, h / self.v_group(), kv_rows, 0..s.dv, &mut v);
         Ok(HeadOperands {
             scale: A::of_f64(self.scale),
-            sink: inputs.sink.map(|t| t.get(0, h, 0, 0)),
+            // A sink of -inf adds exp(-inf) = 0 to every row's sum: the head has no sink (a
+            // row with no key keeps Stats = +inf, and its dSink term is 0, not NaN).
+            sink: inputs
+                .sink
+                .map(|t| t.get::<A>(0, h, 0, 0))
+                .filter(|&x| x != A::neg_infinity()),
             mask,
             k,
             v,
@@ -431,7 +436,7 @@ pub(crate) struct HeadOperands<A> {
     pub mask: HeadMask,
     /// The score scale.
     pub scale: A,
-    /// The head's sink logit, when the graph has one.
+    /// The head's sink logit, when the graph has one and it is not -inf.
     pub sink: Option<A>,
     /// K rows 0..kv_len of the head's KV head, packed (kv_len x Dqk).
     pub k: Vec<A>,
