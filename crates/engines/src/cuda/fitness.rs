@@ -13,7 +13,10 @@
 //! `nvidia/cu13/bin/ptxas` of that venv).
 //!
 //! `RIME_FITNESS_ONLY=<text>` checks only the entries whose name contains the text (for trying a
-//! tile change in seconds instead of minutes; CI never sets it).
+//! tile change in seconds instead of minutes; CI never sets it). `RIME_FITNESS_KEEP=1` keeps the
+//! PTX and cubins (`k<n>`, in the printed order) for `cuobjdump -sass`; `RIME_FITNESS_ARCH=90`
+//! builds the sm120 table for sm_90 instead, the code an H200 run executes (its spills then
+//! fail the test: it is for looking, CI never sets it).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -145,7 +148,12 @@ fn check(configs: &'static [KernelConfig], limits: &Limits) -> (usize, Vec<Strin
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // RIME_FITNESS_KEEP=1 keeps the PTX and cubins (k<n>, in the printed order) for cuobjdump.
+    if std::env::var_os("RIME_FITNESS_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        println!("kept {}", dir.display());
+    }
     (checked, failures)
 }
 
@@ -167,7 +175,10 @@ fn require_fit(configs: &'static [KernelConfig], limits: &Limits, label: &str) {
 )]
 fn every_sm120_configuration_fits() {
     let limits = Limits {
-        arch: 120,
+        arch: std::env::var("RIME_FITNESS_ARCH")
+            .ok()
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(120),
         smem: SM120_SMEM_PER_BLOCK,
         no_spills: true,
     };
