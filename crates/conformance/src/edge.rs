@@ -4,10 +4,11 @@
 //!
 //! Each case is a small SDPA backward (bf16 io, f32 Stats, BHSD, Hq = Hk = Hv, D = 8) at a
 //! numerical edge: one query or one key, a decode step, rows that see no key, empty sequences
-//! in a padded batch, Stats near -3e4, biases of +-2e4, a dominant sink, a sink of -inf. On the GPU, O and Stats
-//! come from the CPU engine's forward on the same inputs, and every approved sm120 route runs the
-//! backward through the engine API; its outputs are compared with the CPU engine's backward by
-//! relative error with an absolute floor ([`ABS_FLOOR`]), and every output must be finite.
+//! in a padded batch, Stats near -3e4, biases of +-2e4, a dominant sink, a sink of -inf. On the
+//! GPU, O and Stats come from the CPU engine's forward on the same inputs, and every approved
+//! sm120 route runs the backward through the engine API; its outputs are compared with the CPU
+//! engine's backward by relative error with an absolute floor ([`ABS_FLOOR`]), and every output
+//! must be finite.
 
 use std::sync::Arc;
 

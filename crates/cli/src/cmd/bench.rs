@@ -507,6 +507,24 @@ mod tests {
         assert!(suite_cases(&bad, "s").is_err());
     }
 
+    /// (name, route, median ms) of every timed row of a recorded `rime bench` results.json.
+    fn recorded_rows(path: &str) -> Vec<(String, String, f64)> {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("run")).expect("json");
+        v["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r["name"].as_str()?.to_owned(),
+                    r["route"].as_str()?.to_owned(),
+                    r["median_ms"].as_f64()?,
+                ))
+            })
+            .collect()
+    }
+
     /// The cost model's first deterministic route against both routes timed on the H200
     /// (docs/gpu-runs/2026-11-30-record/routes, `rime bench --route R --filter det`): it must
     /// pick the faster one on at least 23 of the 26 rows, and lose at most 5% where it misses.
@@ -517,14 +535,9 @@ mod tests {
             "/../../docs/gpu-runs/2026-11-30-record/routes"
         );
         let times = |route: &str| -> std::collections::BTreeMap<String, f64> {
-            let path = format!("{runs}/{route}/results.json");
-            let v: Value =
-                serde_json::from_str(&std::fs::read_to_string(path).expect("run")).expect("json");
-            v["results"]
-                .as_array()
-                .expect("results")
-                .iter()
-                .filter_map(|r| Some((r["name"].as_str()?.to_string(), r["median_ms"].as_f64()?)))
+            recorded_rows(&format!("{runs}/{route}/results.json"))
+                .into_iter()
+                .map(|(name, _, ms)| (name, ms))
                 .collect()
         };
         let (relay, two_kernel) = (times("relay"), times("two_kernel"));
@@ -570,20 +583,8 @@ mod tests {
         );
         let mut times: std::collections::BTreeMap<(String, String), f64> = Default::default();
         for run in ["thd_u1", "thd_t"] {
-            let path = format!("{runs}/{run}/results.json");
-            let v: Value =
-                serde_json::from_str(&std::fs::read_to_string(path).expect("run")).expect("json");
-            for r in v["results"].as_array().expect("results") {
-                let (Some(name), Some(route), Some(ms)) = (
-                    r["name"].as_str(),
-                    r["route"].as_str(),
-                    r["median_ms"].as_f64(),
-                ) else {
-                    continue;
-                };
-                let t = times
-                    .entry((name.to_owned(), route.to_owned()))
-                    .or_insert(ms);
+            for (name, route, ms) in recorded_rows(&format!("{runs}/{run}/results.json")) {
+                let t = times.entry((name, route)).or_insert(ms);
                 *t = t.min(ms);
             }
         }

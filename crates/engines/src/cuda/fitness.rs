@@ -148,7 +148,6 @@ fn check(configs: &'static [KernelConfig], limits: &Limits) -> (usize, Vec<Strin
             }
         }
     }
-    // RIME_FITNESS_KEEP=1 keeps the PTX and cubins (k<n>, in the printed order) for cuobjdump.
     if std::env::var_os("RIME_FITNESS_KEEP").is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     } else {
