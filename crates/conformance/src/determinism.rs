@@ -89,7 +89,7 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         c(2, 4, 4, 257, 300, 64, 64, true, Broadcast, bf),
         c(3, 8, 2, 300, 190, 128, 128, false, Broadcast, f),
         c(2, 4, 1, 77, 130, 192, 128, true, Broadcast, bf),
-        // d256 (64 x 32 tiles, V staged through the Q and dO buffers).
+        // d256 (32 x 64 tiles, V staged through the Q and dO buffers).
         c(2, 4, 2, 300, 190, 256, 256, true, Batch, bf),
         c(2, 4, 4, 257, 300, 256, 256, false, Broadcast, f),
         // Sinks with dSink: plain, per-batch bias, broadcast bias (the ordered routes), long.

@@ -61,7 +61,7 @@
 //   2 x BLOCK_Q x 4 bytes (V_STAGED: no V region; P and dS their own). The table's entries
 //   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 32 x 128, V_REGS:
 //   96,000 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
-//   all with two Q buffers; DQK = DV = 256, 64 x 32, V_STAGED, one Q buffer: 95,232 B (cap
+//   all with two Q buffers; DQK = DV = 256, 32 x 64, V_STAGED, one Q buffer: 77,056 B (cap
 //   101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
@@ -133,6 +133,8 @@ __device__ __forceinline__ void q_tiles_of(const AttnParams& p, const SeqLens& L
 }
 
 #if DQ_ROUTE == 1
+// This step's turn (thread 0's own: nothing else reads it).
+__shared__ unsigned int s_relay_turn;
 // Turn of KV tile n among the KV tiles that reach Q tile m, the last of them going first: those
 // tiles form a contiguous run (both ends of q_tiles_of grow with n; tiles past the padding
 // mask's KV length reach nothing and come last), so the turn is the last n' >= n that still
@@ -625,7 +627,10 @@ rime_bwd_main(const AttnParams p) {
         const int i0 = q0 + s_il0;  // this warp's first query row and KV column of S / dP
         const int j0 = n0 + s_jl0;
 #if DQ_ROUTE == 1
-        const unsigned int turn = relay_turn(p, L, kv_tile, m);  // (here: fewer live registers)
+        // Only thread 0 waits and releases: it parks the turn in shared memory rather than hold
+        // a register across the step's products (that register spilled the d256 32 x 64 tile;
+        // finding the turn later, where the wait is, spilled more).
+        if (tid == 0) s_relay_turn = relay_turn(p, L, kv_tile, m);
 #endif
 
         // Every (i, j) of the tile inside the sequences and the band: no per-element mask.
@@ -754,7 +759,7 @@ rime_bwd_main(const AttnParams p) {
         unsigned int* gRelay =
             (unsigned int*)p.relay + ((i64)b * p.hq + h) * ((p.sq + BLOCK_Q - 1) / BLOCK_Q);
         if (tid == 0) {
-            while (ld_acquire_u32(gRelay + m) != turn) {
+            while (ld_acquire_u32(gRelay + m) != s_relay_turn) {
             }
         }
         __syncthreads();  // our turn: earlier KV tiles' adds to this Q tile are visible
@@ -783,7 +788,7 @@ rime_bwd_main(const AttnParams p) {
 #if DQ_ROUTE == 1
         fence_gpu();  // each thread's adds are performed before the baton moves
         __syncthreads();
-        if (tid == 0) st_release_u32(gRelay + m, turn + 1);
+        if (tid == 0) st_release_u32(gRelay + m, s_relay_turn + 1);
 #endif
 #endif
         hh = next_hh;

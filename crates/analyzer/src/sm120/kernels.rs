@@ -343,18 +343,20 @@ pub const KERNELS: &[KernelConfig] = &[
         (2, 2, 2),
         (false, true, false),
     ),
-    // d256: FlashAttention-2's ~99 KB shape (64 x 32, V in registers, one Q buffer), with V
-    // staged through the Q and dO buffers so that it needs no space of its own: K 32 x 264,
-    // P and dS 64 x 40 each, Q and dO 64 x 264 each: 95,232 B. A 32-row KV tile keeps the
-    // dK / dV accumulators at 64 registers per thread beside V's 64 (dK / dV grid 2: the
-    // 1-warp-row grid spilled 8 B in one specialization).
+    // d256: 32 x 64 (FROST's d256 tile; V in registers, one Q buffer), with V staged through
+    // the Q and dO buffers so that it needs no space of its own: K 64 x 264, P and dS 32 x 72
+    // each, Q and dO 32 x 264 each: 77,056 B. The 64-row KV tile halves the Q / dO traffic
+    // and the atomic route's dQ reductions per FLOP against the 64 x 32 tile it replaced
+    // (2026-12-03), at 128 dK / dV accumulator registers per thread beside V's 64; grids
+    // (2, 2, 2) and (2, 4, 1) spilled, and a second Q buffer spilled 56 of 152
+    // specializations.
     backward(
-        "bwd_d256_64x32_v2",
+        "bwd_d256_32x64_v2",
         (256, 256),
-        (64, 32),
+        (32, 64),
         (8, 1),
         256,
-        (4, 2, 2),
+        (2, 4, 2),
         (false, true, true),
     ),
     // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile),
@@ -601,9 +603,9 @@ mod tests {
         assert_eq!(pick(64, 128), Some("bwd_d128_32x128_v2"));
         assert_eq!(pick(192, 128), Some("bwd_d192v128_32x64_v2"));
         assert_eq!(pick(160, 96), Some("bwd_d192v128_32x64_v2"));
-        assert_eq!(pick(192, 192), Some("bwd_d256_64x32_v2"));
-        assert_eq!(pick(256, 128), Some("bwd_d256_64x32_v2"));
-        assert_eq!(pick(256, 256), Some("bwd_d256_64x32_v2"));
+        assert_eq!(pick(192, 192), Some("bwd_d256_32x64_v2"));
+        assert_eq!(pick(256, 128), Some("bwd_d256_32x64_v2"));
+        assert_eq!(pick(256, 256), Some("bwd_d256_32x64_v2"));
         assert_eq!(pick(264, 256), None);
         assert_eq!(
             smem_backward((32, 128), (128, 128), 2, (true, false)),
