@@ -1,17 +1,23 @@
 //! The cost model behind the heuristics: a rough, documented time estimate per configuration.
 //!
 //! time = max(FLOPs / (mma rate x efficiency), bytes / bandwidth) x (1 + relay penalty)
-//!        + two_kernel's dQ pass + kernel launches x launch overhead,
+//!        + atomics + two_kernel's dQ pass + ordered_dbias's partials pass
+//!        + kernel launches x launch overhead,
 //! then x (1 + workspace / free memory) so that memory-hungry routes lose ties.
 //!
 //! - FLOPs: forward 2·B·Hq·Sq·Skv·(Dqk + Dv), backward 2.5x that (docs/sdpa-backward.md, section 2),
 //!   halved for a causal mask without a window; SM120 kernels pay for their envelope (padded
 //!   head dims do full-width math).
 //! - Bytes: every bound tensor once, plus route traffic: the f32 dQ accumulator is zeroed,
-//!   written back once and read by the convert kernel (atomic, relay); the atomic route's
-//!   reductions (one partial per KV tile, halved for a causal mask) count at
-//!   [`DQ_REDUCTION_BANDWIDTH`] of the bandwidth, which is what makes atomic lose to two_kernel
-//!   at d256 (32-row KV tiles).
+//!   written back once and read by the convert kernel (atomic, relay).
+//! - Atomics come after max(compute, memory), because the warps that do the math issue them
+//!   between their MMAs: the atomic route's dQ partial sums (one accumulator per KV tile, halved
+//!   for a causal mask) at [`DQ_REDUCTION_COST`], and a broadcast bias's dBias adds (atomic and
+//!   relay: one f32 per score pair, into an accumulator every batch adds to) at
+//!   [`DBIAS_ATOMIC_COST`], each times one byte's time at the bandwidth. They are what makes
+//!   atomic lose to two_kernel with 64-row KV tiles (d256, 192/128) and with a broadcast dBias.
+//! - ordered_dbias's convert kernel reads its f32 dBias partials after the main kernel: that
+//!   read is added at the bandwidth, not hidden under compute.
 //! - two_kernel adds [`TWO_KERNEL_NET`] of its separate dQ pass, estimated on its own: the dS
 //!   round trip (written by the main kernel, read back) at the bandwidth plus the dQ GEMM's
 //!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate, never halved for a causal mask (the
@@ -26,17 +32,33 @@
 //! - On a GPU target the CPU reference ranks after every GPU configuration (see
 //!   [`mod@crate::heuristics`]): it is a reference, and its data would cross PCIe.
 //! - Determinism: relay serialises the KV-tile blocks of one Q tile: [`RELAY_PENALTY`] of the
-//!   kernel time for a 128-row KV tile, scaled by the square root of 128 / KV tile.
+//!   kernel time for a 128-row KV tile, scaled by the square root of 128 / KV tile, and by
+//!   [`RELAY_CAUSAL_FACTOR`] under a causal mask.
 //!
-//! Calibration (H200, 2026-11-30 00:26 UTC, `rime bench --filter det --route R` on the standard
-//! suite's 26 deterministic rows, docs/gpu-runs/2026-11-30-record/routes, against the atomic
-//! times of the 00:19 UTC run): relay / atomic 1.18-1.45 with the 128-row kernels and
-//! 1.39-1.51 with the 64-row 192/128 kernel; two_kernel / atomic 1.04-1.15 without a causal mask
-//! (0.79-0.87 at 192/128, whose atomic kernel is the slowest) and 1.02-1.56 with one. With these
-//! terms the model picks the faster of relay and two_kernel on 23 of the 26 rows for the h200
-//! target and the misses lose at most 3% (a test in the CLI's bench command holds it to 23 and
-//! 5%); the previous constants (relay +45% x 128 / KV tile, the whole dQ pass added) picked it on
-//! 17 after this session's kernel changes, losing up to 27%.
+//! First calibration (H200, 2026-11-30 00:26 UTC, `rime bench --filter det --route R` on the
+//! standard suite's 26 deterministic rows, docs/gpu-runs/2026-11-30-record/routes): relay /
+//! atomic 1.18-1.45 with the 128-row kernels, two_kernel / atomic 1.04-1.15 without a causal
+//! mask and 1.02-1.56 with one; [`RELAY_PENALTY`] and [`TWO_KERNEL_NET`] picked the faster of
+//! relay and two_kernel on 23 of the 26 rows then. The kernels have changed since (relay /
+//! atomic is 1.46-1.60 on the same rows now), and the test that held the model to those
+//! timings was replaced by one on the calls below.
+//!
+//! Calibration of the atomic terms (H200, 2026-12-03 20:13-20:23 UTC, calls L1 and L3 of
+//! docs/gpu-runs/2026-12-03-night: every non-deterministic row of the standard, sinks, thd and
+//! d256 suites timed on atomic and on two_kernel in one call): with them the model ranks the
+//! faster of the two first on all 63 rows (a test in the CLI's bench command,
+//! `route_choice_follows_the_h200_timings_of_every_suite`, holds every timed row to that);
+//! 0.3-0.4 for the dQ term and 2-6 for the dBias term do, and the centre is taken. The previous
+//! form (the dQ reductions at 0.6 of the bandwidth beside the bytes, no dBias term) ranked 44,
+//! and kept atomic on the broadcast-dBias rows, up to 1.82x slower than two_kernel (b2 s4096
+//! d64: 4.65 against 2.56 ms). ordered_dbias, whose partials' read was hidden under compute,
+//! then ranked first on a deterministic and a non-deterministic GQA broadcast row; it measured
+//! 1.04-1.45x two_kernel's time on 18 of the 20 broadcast rows of 2026-12-02 (call M; not
+//! timed again since). The same calls' deterministic rows, relay against two_kernel: with the
+//! relay penalty alone the faster first on 23 of the standard suite's 26, and not on the sinks
+//! suite's two causal GQA rows (relay 1.54x slower); the 5 misses were all causal, and
+//! [`RELAY_CAUSAL_FACTOR`] fixes them (a larger relay penalty instead, 0.45, moved the thd
+//! suite's 2 non-causal deterministic rows to two_kernel, 1.14-1.15x slower there).
 
 use rime_graph::{Graph, Node, Port, SdpaShape};
 
@@ -55,21 +77,37 @@ pub const HOST_GBS: f64 = 20.0;
 /// Extra time of the relay route's ordered dQ accumulation with 128-row KV tiles, as a fraction
 /// (scaled by the square root of 128 / the kernel's KV tile).
 pub const RELAY_PENALTY: f64 = 0.33;
+/// Factor on the relay penalty under a causal mask: the turns of a Q tile's KV tiles form a
+/// wavefront whose waits do not halve with the masked work. Measured on the H200 (call L1 and
+/// L3, 2026-12-03): relay's time over atomic's fell to 0.57-0.91 of its non-causal extra under a
+/// causal mask while the work halved (1.39-1.72x atomic's time dense, 2.30x on the sinks suite's
+/// b1 h64/8 s4096 d64 causal row, against 1.46-1.60x without the mask), and with the factor at 1
+/// relay ranked first on 5 dense causal deterministic rows where two_kernel ran 1.10-1.54x
+/// faster. 1.2-2 rank the faster route first on every timed row of those calls; 1.5 is taken.
+pub const RELAY_CAUSAL_FACTOR: f64 = 1.5;
 /// Share of two_kernel's separate dQ pass (dS round trip and dQ GEMM, estimated on their own)
 /// that shows in its total time: its main kernel skips the dQ product and reductions, which
 /// pays for the rest.
 pub const TWO_KERNEL_NET: f64 = 0.3;
-/// Share of the target's memory bandwidth at which the atomic route absorbs its f32 dQ partial
-/// sums: every KV-tile block adds its partial of every Q row it reaches (16-byte
-/// `red.global.add`), so the traffic is the dQ accumulator times the KV tiles (halved for a
-/// causal mask). From the H200, 2026-12-03 (call B, docs/gpu-runs/2026-12-03-d256): the d256
-/// kernel's 32-row KV tiles make 8.6 GB of such reductions at b4 h16 s2048, and its atomic
-/// route took 6.04 ms where two_kernel took 4.30. 0.6 ranks two_kernel first on every d256 row
-/// (1.17-1.43x faster than atomic there, call D); 0.5 also moved the per-batch-bias 192/128 rows
-/// (non-causal 1.10x faster, causal 0.90x: a miss), 0.3 (the whole atomic time taken as
-/// reduction) near-tied causal d64 rows. One near tie moves at any value: b8 s1024 d64 with a
-/// per-batch bias and causal mask, where two_kernel took 0.609 ms against atomic's 0.540.
-pub const DQ_REDUCTION_BANDWIDTH: f64 = 0.6;
+/// Time of one byte of the atomic route's f32 dQ partial sums, as a multiple of one byte's time
+/// at the target's bandwidth, added after max(compute, memory): every KV-tile block adds its
+/// partial of every Q row it reaches (16-byte `red.global.add`) from the warps that do the math,
+/// so the reductions do not hide under it; the traffic is the dQ accumulator times the KV tiles
+/// (halved for a causal mask). Fitted on the H200 (calls L1 and L3, 2026-12-03, see the module
+/// doc): below 0.3 the 64-row KV tiles' rows (d256, 192/128: twice the reductions per FLOP of a
+/// 128-row tile) stay on atomic, which ran 1.11-1.17x slower than two_kernel there without a
+/// causal mask; above 0.4 rows of the 128-row tiles move to two_kernel (at 0.45: 5 of the 63,
+/// up to 5% slower there).
+pub const DQ_REDUCTION_COST: f64 = 0.35;
+/// Time of one byte of f32 dBias adds (atomic and relay routes) for a bias that broadcasts over
+/// the batch or the heads (one per score pair, into one accumulator that every batch adds to), as a
+/// multiple of one byte's time at the target's bandwidth, added after max(compute, memory).
+/// Measured on the H200 (call L1, 2026-12-03): a broadcast bias over a per-batch one costs
+/// atomic 0.23-2.5 ms, 1.0-2.3 TB/s of adds (the slowest at Sq = Skv = 4096, whose
+/// accumulator is 1 GiB, twenty times the L2), and two_kernel, which sums dBias from its dS
+/// workspace, ran 1.05-1.82x faster than atomic on every such row; 2-6 rank all of them, 3 is
+/// taken.
+pub const DBIAS_ATOMIC_COST: f64 = 3.0;
 /// Fixed cost of one kernel launch, seconds.
 pub const LAUNCH_SECONDS: f64 = 5e-6;
 /// Shared memory the driver reserves per block on sm_80 and newer, bytes.
@@ -106,8 +144,15 @@ pub struct CostEstimate {
     /// Bytes moved.
     pub bytes: f64,
     /// Bytes of f32 dQ partial sums reduced into the accumulator (atomic route), counted at
-    /// [`DQ_REDUCTION_BANDWIDTH`] of the bandwidth beside `bytes`.
+    /// [`DQ_REDUCTION_COST`] after max(compute, memory).
     pub reduction_bytes: f64,
+    /// Bytes of f32 dBias adds into a broadcast bias's accumulator (atomic, relay), counted at
+    /// [`DBIAS_ATOMIC_COST`] after max(compute, memory).
+    pub dbias_atomic_bytes: f64,
+    /// Seconds the two kinds of atomic traffic add.
+    pub atomic_seconds: f64,
+    /// The relay penalty applied, as a fraction (relay, ordered_dbias; 0 for the others).
+    pub relay_penalty: f64,
     /// Arithmetic rate assumed, FLOP/s.
     pub rate: f64,
     /// Bandwidth assumed, B/s.
@@ -200,16 +245,36 @@ pub fn estimate(
     // The atomic route's dQ partials come from the KV tiles that run, over the rows they
     // reach: they shrink with a ragged node's work like its score pairs.
     let reduction_bytes = dq_reduction_bytes(config, shape, causal) * fill;
-    let memory = bytes / bandwidth.max(1.0)
-        + reduction_bytes / (bandwidth * DQ_REDUCTION_BANDWIDTH).max(1.0);
+    // A route that adds a broadcast bias's dBias with atomics has its accumulator in the
+    // workspace (atomic and relay; two_kernel sums dS, ordered_dbias writes partials).
+    let dbias_atomic_bytes = if config.workspace.region(RegionKind::DbiasAccum).is_some() {
+        let share = if causal { 0.5 } else { 1.0 };
+        scores * 4.0 * share * fill
+    } else {
+        0.0
+    };
+    let memory = bytes / bandwidth.max(1.0);
     let bound = if compute >= memory {
         Bound::Compute
     } else {
         Bound::Memory
     };
+    let atomic_seconds = (reduction_bytes * DQ_REDUCTION_COST
+        + dbias_atomic_bytes * DBIAS_ATOMIC_COST)
+        / bandwidth.max(1.0);
+    let relay = match (config.route, config.kernel) {
+        (Some(Route::Relay | Route::OrderedDbias), Some(k)) => relay_penalty(k, causal),
+        _ => 0.0,
+    };
     let mut seconds = compute.max(memory);
     match (config.route, config.kernel) {
-        (Some(Route::Relay | Route::OrderedDbias), Some(k)) => seconds *= 1.0 + relay_penalty(k),
+        (Some(Route::Relay), Some(_)) => seconds *= 1.0 + relay,
+        (Some(Route::OrderedDbias), Some(_)) => {
+            seconds *= 1.0 + relay;
+            // The convert kernel sums the dBias partials after the main kernel: a pass of its
+            // own, not hidden under the main kernel's compute.
+            seconds += region_bytes(config, RegionKind::DbiasPartials) / bandwidth.max(1.0);
+        }
         (Some(Route::TwoKernel), _) => {
             let pitch = (s.skv as f64 / 128.0).ceil() * 128.0;
             let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk;
@@ -223,7 +288,7 @@ pub fn estimate(
         }
         _ => {}
     }
-    seconds += f64::from(launches) * LAUNCH_SECONDS;
+    seconds += atomic_seconds + f64::from(launches) * LAUNCH_SECONDS;
     let free = target.free_memory_bytes.max(1) as f64;
     seconds *= 1.0 + config.workspace.total_bytes() as f64 / free;
     bytes = bytes.max(0.0);
@@ -232,6 +297,9 @@ pub fn estimate(
         flops,
         bytes,
         reduction_bytes,
+        dbias_atomic_bytes,
+        atomic_seconds,
+        relay_penalty: relay,
         rate,
         bandwidth,
         bound,
@@ -262,9 +330,11 @@ fn region_bytes(config: &EngineConfig, kind: RegionKind) -> f64 {
 }
 
 /// Extra fraction of the relay route: [`RELAY_PENALTY`] for 128-row KV tiles, growing with the
-/// square root of the turns per Q tile for smaller ones.
-pub fn relay_penalty(kernel: &KernelConfig) -> f64 {
-    RELAY_PENALTY * (128.0 / f64::from(kernel.block_kv.max(1))).sqrt()
+/// square root of the turns per Q tile for smaller ones, times [`RELAY_CAUSAL_FACTOR`] under a
+/// causal mask.
+pub fn relay_penalty(kernel: &KernelConfig, causal: bool) -> f64 {
+    let causal = if causal { RELAY_CAUSAL_FACTOR } else { 1.0 };
+    RELAY_PENALTY * (128.0 / f64::from(kernel.block_kv.max(1))).sqrt() * causal
 }
 
 /// Bytes of f32 dQ partial sums the atomic route reduces into its accumulator: one
@@ -288,10 +358,11 @@ fn route_bytes(config: &EngineConfig) -> f64 {
         + match config.route {
             // Zeroed, written back once from L2 after the reductions, read by the convert kernel.
             Some(Route::Atomic | Route::Relay) => 3.0 * region_bytes(config, RegionKind::DqAccum),
-            // dQ as relay; the partials written once and read once by the convert kernel.
+            // dQ as relay; the partials written once by the main kernel (their read by the
+            // convert kernel is a pass of its own: see [`estimate`]).
             Some(Route::OrderedDbias) => {
                 3.0 * region_bytes(config, RegionKind::DqAccum)
-                    + 2.0 * region_bytes(config, RegionKind::DbiasPartials)
+                    + region_bytes(config, RegionKind::DbiasPartials)
             }
             Some(Route::TwoKernel) | None => 0.0,
         }

@@ -206,11 +206,24 @@ fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, de
         human_bytes(e.bytes as u64),
         e.bandwidth / 1e9
     )];
-    if e.reduction_bytes > 0.0 {
+    if e.atomic_seconds > 0.0 {
+        let mut atomics = vec![];
+        if e.reduction_bytes > 0.0 {
+            atomics.push(format!(
+                "{} of dQ reductions",
+                human_bytes(e.reduction_bytes as u64)
+            ));
+        }
+        if e.dbias_atomic_bytes > 0.0 {
+            atomics.push(format!(
+                "{} of dBias atomics",
+                human_bytes(e.dbias_atomic_bytes as u64)
+            ));
+        }
         parts.push(format!(
-            "{} of dQ reductions at {:.0} GB/s",
-            human_bytes(e.reduction_bytes as u64),
-            e.bandwidth * crate::cost::DQ_REDUCTION_BANDWIDTH / 1e9
+            "{} (+{:.1} us, not hidden under compute)",
+            atomics.join(" and "),
+            e.atomic_seconds * 1e6
         ));
     }
     if e.blocks > 0 {
@@ -228,13 +241,13 @@ fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, de
         Some(Route::Atomic) => parts.push("fp32 atomics, not deterministic".into()),
         Some(Route::Relay) => parts.push(format!(
             "ordered dQ relay (+{:.0}%){}",
-            c.kernel.map_or(0.0, crate::cost::relay_penalty) * 100.0,
+            e.relay_penalty * 100.0,
             if det { ", deterministic" } else { "" }
         )),
         Some(Route::TwoKernel) => parts.push("dS round trip + dQ GEMM, deterministic".into()),
         Some(Route::OrderedDbias) => parts.push(format!(
             "ordered dQ relay (+{:.0}%) and dBias partials summed in order, deterministic",
-            c.kernel.map_or(0.0, crate::cost::relay_penalty) * 100.0
+            e.relay_penalty * 100.0
         )),
         None => {}
     }

@@ -401,8 +401,11 @@ mod tests {
         assert_eq!(det.len(), 2, "{det:?}");
         assert!(det.contains(&Some(Route::TwoKernel)), "{det:?}");
         assert!(det.contains(&Some(Route::OrderedDbias)), "{det:?}");
+        // Without determinism every route runs it, and two_kernel, which sums dBias from its dS
+        // workspace, ranks before atomic's dBias atomics (1.05-1.82x faster on the H200).
         let any = routes(&case(BiasKind::Broadcast, false));
-        assert_eq!(any.first(), Some(&Some(Route::Atomic)), "{any:?}");
+        assert_eq!(any.first(), Some(&Some(Route::TwoKernel)), "{any:?}");
+        assert!(any.contains(&Some(Route::Atomic)), "{any:?}");
         assert!(any.contains(&Some(Route::OrderedDbias)), "{any:?}");
     }
 
