@@ -220,6 +220,51 @@ def test_sinks_match_the_cpu_engine_and_deterministic_dsink_repeats(deterministi
             assert torch.equal(getattr(runs[0], name), getattr(g, name)), name
 
 
+@pytest.mark.parametrize("varlen", [False, True], ids=["dense", "varlen"])
+def test_a_learned_sink_trains_through_attention(varlen):
+    """rime.attention / attention_varlen with a sink that requires grad, on CUDA: the sink's
+    gradient is the functional dSink in the sink's shape, bit for bit (deterministic), and a
+    second run repeats it."""
+    torch.manual_seed(8)
+    h, d = 4, 64
+    if varlen:
+        cu = torch.tensor([0, 40, 41, 160], dtype=torch.int32, device=DEV)
+        q = torch.randn((160, h, d), device=DEV, dtype=torch.bfloat16)
+    else:
+        q = torch.randn((2, h, 96, d), device=DEV, dtype=torch.bfloat16)
+    k, v = torch.randn_like(q), torch.randn_like(q)
+    sink = (torch.randn(h, device=DEV) + 1.0).requires_grad_()
+
+    def run():
+        leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+        sink.grad = None
+        if varlen:
+            o = rime.attention_varlen(*leaves, cu, cu, 119, 119, sink=sink, causal=True,
+                                      deterministic=True)
+        else:
+            o = rime.attention(*leaves, sink=sink, causal=True, deterministic=True)
+        o.float().square().sum().backward()
+        return o.detach(), [x.grad for x in leaves] + [sink.grad.clone()]
+
+    (o, grads), (_, again) = run(), run()
+    do = (2 * o.float()).to(o.dtype)
+    s = sink.detach()
+    if varlen:
+        _, stats = rime.sdpa_varlen(q, k, v, cu, cu, 119, 119, sink=s, causal=True)
+        g = rime.sdpa_varlen_backward(q, k, v, o, do, stats, cu, cu, 119, 119, sink=s, dsink=True,
+                                      causal=True, deterministic=True)
+    else:
+        _, stats = rime.sdpa(q, k, v, sink=s, causal=True)
+        g = rime.sdpa_backward(q, k, v, o, do, stats, sink=s, dsink=True, causal=True,
+                               deterministic=True)
+    assert grads[3].shape == (h,) and grads[3].dtype == torch.float32
+    for got, want, name in zip(grads, (g.dq, g.dk, g.dv, g.dsink.reshape(h)),
+                               ("dq", "dk", "dv", "dsink")):
+        assert torch.equal(got, want), name
+    for x, y in zip(grads, again):
+        assert torch.equal(x, y)
+
+
 def test_bshd_and_packed_qkv_strides_run_in_place():
     torch.manual_seed(3)
     b, s, h, d = 2, 192, 4, 64

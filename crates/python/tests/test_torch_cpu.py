@@ -28,6 +28,8 @@ def tensors(case, dtype, requires_grad=False):
         b = torch.tensor(a["bias"], dtype=dtype)
         a["bias"] = b.double().numpy()
         t["bias"] = b.requires_grad_(requires_grad)
+    if "sink" in a:  # (Hq,) float32 logits, exact in float64
+        t["sink"] = torch.tensor(a["sink"], dtype=torch.float32).requires_grad_(requires_grad)
     return a, t
 
 
@@ -54,6 +56,7 @@ ATTENTION_CASES = [
     Case(hq=2, hk=1, sq=24, skv=40, causal=True, alignment="bottom_right"),
     Case(b=2, bias=(1, 1), window=(6, 3)),
     Case(layout="bshd"),
+    Case(b=2, hq=4, hk=2, causal=True, sink=True),
 ]
 
 
@@ -70,33 +73,57 @@ def test_attention_trains_against_the_reference(case):
         for n in ("q", "k", "v"):
             t[n] = t[n].detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_()
     kw = dict(causal=case.causal, causal_alignment=case.alignment, window=case.window,
-              bias=t.get("bias"))
+              bias=t.get("bias"), sink=t.get("sink"))
     o = rime.attention(t["q"], t["k"], t["v"], **kw)
     loss = (o.double() * torch.tensor(a["do"])).sum()
     loss.backward()
     want_o, _, rkw = reference(case, a)
     check_close("O", o.detach().double(), want_o, 3e-3)
-    dq, dk, dv, ds, _ = ref.backward(a["q"], a["k"], a["v"], o.detach().double().numpy(),
-                                     a["do"], **rkw)
+    dq, dk, dv, ds, dsink = ref.backward(a["q"], a["k"], a["v"], o.detach().double().numpy(),
+                                         a["do"], **rkw)
     check_close("dQ", t["q"].grad.double(), dq, 3e-3)
     check_close("dK", t["k"].grad.double(), dk, 3e-3)
     check_close("dV", t["v"].grad.double(), dv, 3e-3)
     if case.bias:
         check_close("dBias", t["bias"].grad.double(), ref.reduce_like(ds, a["bias"].shape), 3e-3)
+    if case.sink:
+        assert t["sink"].grad.shape == t["sink"].shape and t["sink"].grad.dtype == torch.float32
+        check_close("dSink", t["sink"].grad.double(), dsink, 3e-3)
 
 
-def test_custom_ops_and_autograd_function_agree_bitwise():
-    case = Case(b=2, hq=2, causal=True, bias=(2, 2))
+@pytest.mark.parametrize("with_sink", [False, True], ids=["no-sink", "sink"])
+def test_custom_ops_and_autograd_function_agree_bitwise(with_sink):
+    case = Case(b=2, hq=2, causal=True, bias=(2, 2), sink=with_sink)
+    names = ("q", "k", "v", "bias") + (("sink",) if with_sink else ())
     grads = []
     for use_function in (False, True):
         _, t = tensors(case, torch.bfloat16, requires_grad=True)
-        args = (t["q"], t["k"], t["v"], t["bias"], None, None, None, None, 0, False, False, False)
+        sink = t.get("sink")
+        args = (t["q"], t["k"], t["v"], t["bias"], sink, None, None, None, None, 0, False, False,
+                False)
         o = rime.AttentionFunction.apply(*args) if use_function else rime.attention(
-            t["q"], t["k"], t["v"], bias=t["bias"], causal=True)
+            t["q"], t["k"], t["v"], bias=t["bias"], sink=sink, causal=True)
         o.float().pow(2).sum().backward()
-        grads.append([o.detach()] + [t[n].grad for n in ("q", "k", "v", "bias")])
+        grads.append([o.detach()] + [t[n].grad for n in names])
     for x, y in zip(*grads):
         assert torch.equal(x, y)
+
+
+def test_sink_gradient_is_the_functional_dsink_and_none_when_frozen():
+    case = Case(b=2, hq=4, hk=2, sink=True)
+    _, t = tensors(case, torch.bfloat16, requires_grad=True)
+    o = rime.attention(t["q"], t["k"], t["v"], sink=t["sink"])
+    o.float().pow(2).sum().backward()
+    x = {n: t[n].detach() for n in ("q", "k", "v")}
+    o2, stats = rime.sdpa(x["q"], x["k"], x["v"], sink=t["sink"].detach())
+    do = (2 * o2.float()).to(o2.dtype)
+    g = rime.sdpa_backward(x["q"], x["k"], x["v"], o2, do, stats, sink=t["sink"].detach(),
+                           dsink=True)
+    assert torch.equal(t["sink"].grad, g.dsink.reshape(-1))
+    _, t = tensors(case, torch.bfloat16, requires_grad=True)
+    t["sink"].requires_grad_(False)
+    rime.attention(t["q"], t["k"], t["v"], sink=t["sink"]).float().sum().backward()
+    assert t["sink"].grad is None and t["q"].grad is not None
 
 
 def test_no_bias_gradient_when_the_bias_is_frozen():
@@ -111,12 +138,15 @@ def test_no_bias_gradient_when_the_bias_is_frozen():
 def test_fake_implementations_agree_with_the_real_ops():
     case = Case(b=2, hq=4, hk=2, bias=(1, 4))
     _, t = tensors(case, torch.bfloat16)
-    fwd_args = (t["q"], t["k"], t["v"], t["bias"], None, None, 0.25, None, 0, False, False, False)
-    torch.library.opcheck(torch.ops.rime.attention_forward.default, fwd_args)
-    o, stats = torch.ops.rime.attention_forward(*fwd_args)
-    bwd_args = (t["do"], t["q"], t["k"], t["v"], o, stats, t["bias"], None, None, 0.25, None, 0,
-                False, False, True, False)
-    torch.library.opcheck(torch.ops.rime.attention_backward.default, bwd_args)
+    sink = torch.linspace(-1.0, 1.0, case.hq)
+    for s in (None, sink):
+        fwd_args = (t["q"], t["k"], t["v"], t["bias"], s, None, None, 0.25, None, 0, False, False,
+                    False)
+        torch.library.opcheck(torch.ops.rime.attention_forward.default, fwd_args)
+        o, stats = torch.ops.rime.attention_forward(*fwd_args)
+        bwd_args = (t["do"], t["q"], t["k"], t["v"], o, stats, t["bias"], s, None, None, 0.25,
+                    None, 0, False, False, True, s is not None, False)
+        torch.library.opcheck(torch.ops.rime.attention_backward.default, bwd_args)
 
 
 def _train_step(model_fn, t, steps=2):

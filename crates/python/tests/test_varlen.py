@@ -169,44 +169,52 @@ def _autograd_case(torch):
 
 
 @pytest.mark.parametrize("via", ["custom_op", "function"])
-@pytest.mark.parametrize("with_bias", [False, True], ids=["no-bias", "bias"])
-def test_attention_varlen_gradients_are_the_functional_ones(via, with_bias):
+@pytest.mark.parametrize("extra", ["none", "bias", "sink"])
+def test_attention_varlen_gradients_are_the_functional_ones(via, extra):
     torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
     t, cu, mq = _autograd_case(torch)
     names = ("q", "k", "v")
-    bias = None
-    if with_bias:
+    if extra == "bias":
         bias = (torch.randn(1, 4, mq, mq, generator=torch.Generator().manual_seed(2)) * 0.5)
         t["bias"] = bias.to(torch.bfloat16)
         names += ("bias",)
+    if extra == "sink":
+        t["sink"] = torch.tensor([0.5, -1.0, 2.0, 0.0])
+        names += ("sink",)
     leaves = {n: t[n].clone().requires_grad_() for n in names}
     qkv = [leaves[n] for n in ("q", "k", "v")]
-    b = leaves.get("bias")
+    b, s = leaves.get("bias"), leaves.get("sink")
     if via == "custom_op":
-        o = rime.attention_varlen(*qkv, cu, cu, mq, mq, bias=b, causal=True)
+        o = rime.attention_varlen(*qkv, cu, cu, mq, mq, bias=b, sink=s, causal=True)
     else:
         left, right, br = rime.functional.mask_bounds(True, "top_left", None)
-        o = rime.AttentionVarlenFunction.apply(*qkv, cu, cu, mq, mq, b, None, left, right, br,
+        o = rime.AttentionVarlenFunction.apply(*qkv, cu, cu, mq, mq, b, s, None, left, right, br,
                                                False)
     o.backward(t["do"])
-    b = t.get("bias")
-    o2, stats = rime.sdpa_varlen(t["q"], t["k"], t["v"], cu, cu, mq, mq, causal=True, bias=b)
+    b, s = t.get("bias"), t.get("sink")
+    o2, stats = rime.sdpa_varlen(t["q"], t["k"], t["v"], cu, cu, mq, mq, causal=True, bias=b,
+                                 sink=s)
     g = rime.sdpa_varlen_backward(t["q"], t["k"], t["v"], o2, t["do"], stats, cu, cu, mq, mq,
-                                  causal=True, bias=b, dbias=with_bias)
+                                  causal=True, bias=b, dbias=b is not None, sink=s,
+                                  dsink=s is not None)
     assert torch.equal(o, o2)
-    for n, want in zip(names, g[:4]):
-        assert torch.equal(leaves[n].grad, want), n
+    want = dict(zip(("q", "k", "v", "bias"), g[:4]))
+    if s is not None:
+        want["sink"] = g.dsink.reshape(s.shape)
+    for n in names:
+        assert torch.equal(leaves[n].grad, want[n]), n
 
 
 def test_attention_varlen_custom_ops_pass_opcheck_and_compile():
     torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
     t, cu, mq = _autograd_case(torch)
-    fwd = (t["q"], t["k"], t["v"], cu, cu, mq, mq, None, None, None, 0, False, False)
-    torch.library.opcheck(torch.ops.rime.attention_varlen_forward.default, fwd)
-    o, stats = torch.ops.rime.attention_varlen_forward(*fwd)
-    bwd = (t["do"], t["q"], t["k"], t["v"], o, stats, cu, cu, mq, mq, None, None, None, 0, False,
-           False, True)
-    torch.library.opcheck(torch.ops.rime.attention_varlen_backward.default, bwd)
+    for sink in (None, torch.tensor([0.5, -1.0, 2.0, 0.0])):
+        fwd = (t["q"], t["k"], t["v"], cu, cu, mq, mq, None, sink, None, None, 0, False, False)
+        torch.library.opcheck(torch.ops.rime.attention_varlen_forward.default, fwd)
+        o, stats = torch.ops.rime.attention_varlen_forward(*fwd)
+        bwd = (t["do"], t["q"], t["k"], t["v"], o, stats, cu, cu, mq, mq, None, sink, None, None,
+               0, False, False, sink is not None, True)
+        torch.library.opcheck(torch.ops.rime.attention_varlen_backward.default, bwd)
     torch._dynamo.reset()
 
     def step(q, k, v):
