@@ -541,54 +541,34 @@ mod tests {
         );
         let target = rime_analyzer::Target::by_name("h200").expect("profile");
         let (mut rows, mut deterministic) = (0, 0);
-        for (suite, call, pinned, chosen) in [
-            (
-                "standard",
-                "L1",
-                &["atomic", "two_kernel", "relay"][..],
-                false,
-            ),
-            ("sinks", "L1", &["atomic", "two_kernel"][..], false),
-            ("sinks", "L3", &[][..], true),
-            ("thd", "L1", &["atomic", "two_kernel", "relay"][..], false),
-            ("d256", "L3", &["atomic", "two_kernel"][..], true),
+        // Per suite, its recorded runs: `<call>/<suite>_<route>` ran that route on every row,
+        // `<call>/<suite>_chosen` each row on the binary's own choice.
+        for (suite, runs_of_suite) in [
+            ("standard", &["L1/atomic", "L1/two_kernel", "L1/relay"][..]),
+            ("sinks", &["L1/atomic", "L1/two_kernel", "L3/chosen"][..]),
+            ("thd", &["L1/atomic", "L1/two_kernel", "L1/relay"][..]),
+            ("d256", &["L3/atomic", "L3/two_kernel", "L3/chosen"][..]),
         ] {
             let mut times: std::collections::BTreeMap<String, Vec<(String, f64)>> =
                 Default::default();
-            let mut add = |path: String, route: Option<&str>| {
+            for run in runs_of_suite {
+                let (call, route) = run.split_once('/').expect("call/route");
+                let path = format!("{runs}/{call}/{suite}_{route}/results.json");
                 for (name, ran, ms) in recorded_rows(&path) {
-                    assert!(route.is_none_or(|r| r == ran), "{path}: {name} ran {ran}");
+                    assert!(
+                        route == "chosen" || route == ran,
+                        "{path}: {name} ran {ran}"
+                    );
                     let row = times.entry(name).or_default();
                     if !row.iter().any(|(r, _)| *r == ran) {
                         row.push((ran, ms));
                     }
-                }
-            };
-            for route in pinned {
-                add(
-                    format!("{runs}/{call}/{suite}_{route}/results.json"),
-                    Some(route),
-                );
-            }
-            if chosen {
-                add(format!("{runs}/{call}/{suite}_chosen/results.json"), None);
-            }
-            if pinned.is_empty() {
-                // L3's sinks rows add only the routes L1 did not pin.
-                for route in ["atomic", "two_kernel"] {
-                    add(
-                        format!("{runs}/L1/{suite}_{route}/results.json"),
-                        Some(route),
-                    );
                 }
             }
             for c in suite_cases(&suites(), suite).expect("suite") {
                 let Some(timed) = times.get(&c.name()).filter(|t| t.len() >= 2) else {
                     continue;
                 };
-                if pinned.is_empty() && !timed.iter().any(|(r, _)| r == "relay") {
-                    continue;
-                }
                 let (_, ranked) = sm120_candidates(&c.graph().expect("graph").graph, &target);
                 let first = ranked
                     .first()
