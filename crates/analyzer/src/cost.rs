@@ -18,11 +18,13 @@
 //!   atomic lose to two_kernel with 64-row KV tiles (d256, 192/128) and with a broadcast dBias.
 //! - ordered_dbias's convert kernel reads its f32 dBias partials after the main kernel: that
 //!   read is added at the bandwidth, not hidden under compute.
-//! - two_kernel adds [`TWO_KERNEL_NET`] of its separate dQ pass, estimated on its own: the dS
+//! - two_kernel adds [`TWO_KERNEL_PASS`] of its separate dQ pass, estimated on its own: the dS
 //!   round trip (written by the main kernel, read back) at the bandwidth plus the dQ GEMM's
-//!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate, never halved for a causal mask (the
-//!   GEMM runs over the whole zero-filled dS). The rest is paid for by its main kernel, which
-//!   skips the dQ product and its reductions.
+//!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate times the wave utilisation of its
+//!   own grid, never halved for a causal mask or shrunk for a ragged layout (the GEMM runs over
+//!   the whole zero-filled dS), and takes off
+//!   [`DQ_PRODUCT_SHARE`] of the compute term, the dQ product its main kernel skips (which is
+//!   halved and shrunk with the rest).
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
 //!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
 //!   memory, threads and registers per SM: the 8-warp backward kernels hold 256 registers per
@@ -38,7 +40,7 @@
 //! First calibration (H200, 2026-11-30 00:26 UTC, `rime bench --filter det --route R` on the
 //! standard suite's 26 deterministic rows, docs/gpu-runs/2026-11-30-record/routes): relay /
 //! atomic 1.18-1.45 with the 128-row kernels, two_kernel / atomic 1.04-1.15 without a causal
-//! mask and 1.02-1.56 with one; [`RELAY_PENALTY`] and [`TWO_KERNEL_NET`] picked the faster of
+//! mask and 1.02-1.56 with one; [`RELAY_PENALTY`] and a flat share of two_kernel's dQ pass picked the faster of
 //! relay and two_kernel on 23 of the 26 rows then. The kernels have changed since (relay /
 //! atomic is 1.46-1.60 on the same rows now), and the test that held the model to those
 //! timings was replaced by one on the calls below.
@@ -59,10 +61,20 @@
 //! suite's two causal GQA rows (relay 1.54x slower); the 5 misses were all causal, and
 //! [`RELAY_CAUSAL_FACTOR`] fixes them (a larger relay penalty instead, 0.45, moved the thd
 //! suite's 2 non-causal deterministic rows to two_kernel, 1.14-1.15x slower there).
+//!
+//! Recalibration for the pipelined dQ GEMM (H200, 2026-12-04 18:47-18:53 UTC, call C of
+//! docs/gpu-runs/2026-12-04: every route of the four suites in one call): two_kernel got
+//! 3-16% faster than in calls L1 / L3 (atomic and relay unchanged, 0.98-1.03), and the
+//! previous two_kernel term, 0.3 of the dQ pass with no saving, ranked the fastest timed route
+//! first on 74 of the 95 rows timed on two routes or more (atomic kept where two_kernel was up
+//! to 7.9% faster); no flat share did better than 86 (at 0.1, which sent the causal thd rows
+//! to two_kernel, 1.49x slower than relay). With the saving the causal and ragged rows stay on
+//! atomic or relay: 91 of 95, the other 4 within 3.7%.
 
 use rime_graph::{Graph, Node, Port, SdpaShape};
 
 use crate::rules::BiasBroadcast;
+use crate::sm120::kernels::{companion, KernelRole};
 use crate::sm120::KernelConfig;
 use crate::{EngineConfig, EngineKind, RegionKind, Route, Target};
 
@@ -85,10 +97,21 @@ pub const RELAY_PENALTY: f64 = 0.33;
 /// relay ranked first on 5 dense causal deterministic rows where two_kernel ran 1.10-1.54x
 /// faster. 1.2-2 rank the faster route first on every timed row of those calls; 1.5 is taken.
 pub const RELAY_CAUSAL_FACTOR: f64 = 1.5;
-/// Share of two_kernel's separate dQ pass (dS round trip and dQ GEMM, estimated on their own)
-/// that shows in its total time: its main kernel skips the dQ product and reductions, which
-/// pays for the rest.
-pub const TWO_KERNEL_NET: f64 = 0.3;
+/// Share of two_kernel's separate dQ pass (the dS round trip at the bandwidth and the dQ GEMM at
+/// the mma rate times its own grid's wave utilisation, estimated on their own) that shows in
+/// its total time. Fitted on the H200 with the pipelined dQ GEMM (call C, 2026-12-04: every
+/// route of the four suites in one call, docs/gpu-runs/2026-12-04): with [`DQ_PRODUCT_SHARE`]
+/// at 0.2, 0.35-0.4 rank the fastest timed route first on 91 of the 95 rows timed on two routes
+/// or more, the other 4 within 3.7% (d64 and 192/128 near-ties); 0.3 on 80, 0.45 on 90; 0.4
+/// is taken.
+pub const TWO_KERNEL_PASS: f64 = 0.4;
+/// Share of the main kernel's compute that two_kernel saves: its main kernel skips the dQ
+/// product, one of the backward's five (each half a forward's FLOPs). Subtracted from the
+/// compute term (halved under a causal mask, shrunk with a ragged node's fill), where the dQ
+/// pass is not: this is what keeps causal and ragged rows, whose main kernel saves little, on
+/// atomic or relay, and moves the dense non-causal ones to two_kernel since the dQ GEMM
+/// became pipelined.
+pub const DQ_PRODUCT_SHARE: f64 = 0.2;
 /// Time of one byte of the atomic route's f32 dQ partial sums, as a multiple of one byte's time
 /// at the target's bandwidth, added after max(compute, memory): every KV-tile block adds its
 /// partial of every Q row it reaches (16-byte `red.global.add`) from the warps that do the math,
@@ -181,6 +204,14 @@ fn tiles(len: i64, tile: u32) -> f64 {
     (len as f64 / f64::from(tile.max(1))).ceil()
 }
 
+/// Fraction of the block slots of the waves a grid of `blocks` blocks of `kernel` launches that it
+/// fills on `target` (blocks / (waves x SMs x blocks per SM)).
+fn wave_utilization(blocks: f64, kernel: &KernelConfig, target: &Target) -> f64 {
+    let slots = (f64::from(target.sm_count) * blocks_per_sm(kernel, target) as f64).max(1.0);
+    let waves = (blocks / slots).ceil().max(1.0);
+    (blocks / (waves * slots)).clamp(1e-6, 1.0)
+}
+
 /// Blocks of the main kernel: one per (b, query head, Q tile) forward, one per (b, KV head,
 /// KV tile) backward (a block loops over the query heads of its group).
 fn grid(kernel: &KernelConfig, shape: &SdpaShape, backward: bool) -> f64 {
@@ -235,9 +266,7 @@ pub fn estimate(
     let (blocks, utilization) = match config.kernel {
         Some(k) if config.engine == EngineKind::Sm120 => {
             let blocks = grid(k, shape, backward);
-            let slots = (f64::from(target.sm_count) * blocks_per_sm(k, target) as f64).max(1.0);
-            let waves = (blocks / slots).ceil().max(1.0);
-            (blocks, (blocks / (waves * slots)).clamp(1e-6, 1.0))
+            (blocks, wave_utilization(blocks, k, target))
         }
         _ => (0.0, 1.0),
     };
@@ -278,9 +307,17 @@ pub fn estimate(
         (Some(Route::TwoKernel), _) => {
             let pitch = (s.skv as f64 / 128.0).ceil() * 128.0;
             let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk;
-            seconds += TWO_KERNEL_NET
-                * (2.0 * region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0)
-                    + gemm / rate.max(1.0));
+            // The dQ GEMM's own grid: one block per (b, query head, Q tile of its own).
+            let gemm_utilization = config
+                .kernel
+                .and_then(|k| companion(KernelRole::DqGemm, k))
+                .map_or(1.0, |k| {
+                    let blocks = s.b as f64 * s.hq as f64 * tiles(s.sq, k.block_q);
+                    wave_utilization(blocks, k, target)
+                });
+            let pass = 2.0 * region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0)
+                + gemm / (rate * gemm_utilization).max(1.0);
+            seconds += TWO_KERNEL_PASS * pass - DQ_PRODUCT_SHARE * compute;
             // A broadcast bias's dBias: the dS region read once more by dbias_reduce.cu.
             if reduces_dbias(graph, node, shape) {
                 seconds += region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0);

@@ -175,6 +175,45 @@ __device__ __forceinline__ void mma_k16(float (*acc)[4], const u32* a, u32 b_add
         mma_16816(acc[2 * np + 1], a, bf[2], bf[3]);
     }
 }
+// Zeroes a warp's MI x NJ accumulator fragments.
+template <int MI, int NJ>
+__device__ __forceinline__ void zero_acc(float (*acc)[NJ][4]) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int nj = 0; nj < NJ; ++nj)
+            acc[mi][nj][0] = acc[mi][nj][1] = acc[mi][nj][2] = acc[mi][nj][3] = 0.f;
+    }
+}
+
+// acc[MI][NJ][4] += A B over K16 steps of 16, a warp's (16 MI) x (8 NJ) tile, both operands in
+// shared memory at the lane's ldmatrix addresses (see addr_a / addr_b above): A rows-
+// major [m][k] with rows LDA elements apart (A_T: stored [k][m]), B stored [n][k] (B_T: [k][n]).
+// Each A fragment serves NJ mma, each pair of B fragments MI x 2.
+template <int MI, int NJ, int K16, bool A_T, bool B_T, int LDA, int LDB>
+__device__ __forceinline__ void warp_gemm(float (*acc)[NJ][4], u32 a_lane, u32 b_lane) {
+#pragma unroll
+    for (int kk = 0; kk < K16; ++kk) {
+        u32 a[MI][4];
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+            if (A_T) ldsm_x4_t(a[mi], a_lane + tile_off(LDA, kk * 16, mi * 16));
+            else ldsm_x4(a[mi], a_lane + tile_off(LDA, mi * 16, kk * 16));
+        }
+#pragma unroll
+        for (int np = 0; np < NJ / 2; ++np) {
+            u32 bf[4];
+            if (B_T) ldsm_x4_t(bf, b_lane + tile_off(LDB, kk * 16, np * 16));
+            else ldsm_x4(bf, b_lane + tile_off(LDB, np * 16, kk * 16));
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {
+                mma_16816(acc[mi][2 * np], a[mi], bf[0], bf[1]);
+                mma_16816(acc[mi][2 * np + 1], a[mi], bf[2], bf[3]);
+            }
+        }
+    }
+}
+
 // 16-byte global -> shared copy; rows outside the tensor are zero-filled (src_bytes = 0).
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
     u32 d = smem_addr(dst);
@@ -184,6 +223,17 @@ __device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool val
 
 __device__ __forceinline__ void cp_async_wait_all() {
     asm volatile("cp.async.commit_group;\ncp.async.wait_all;" ::: "memory");
+}
+
+// Closes the cp.async group of this thread's copies issued since the last one.
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// Waits until at most N of this thread's committed cp.async groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait_group() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
 __device__ __forceinline__ void red_add_f32(float* p, float v) {

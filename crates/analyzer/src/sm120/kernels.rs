@@ -65,7 +65,8 @@ pub struct KernelConfig {
     pub block_kv: u32,
     /// Warps per block.
     pub warps: u32,
-    /// cp.async pipeline stages of the streamed operand (the backward main kernel: Q buffers).
+    /// cp.async pipeline stages of the streamed operand (the backward main kernel: Q buffers;
+    /// the dQ GEMM: the chunks of dS and K in its ring).
     pub stages: u32,
     /// Registers per thread the entry is held to: ptxas's count for its widest specialization
     /// on sm_120 (the fitness test checks every specialization against it; the cost model
@@ -359,43 +360,45 @@ pub const KERNELS: &[KernelConfig] = &[
         (2, 4, 2),
         (false, true, true),
     ),
-    // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile),
-    // 64-column chunks of dS, which divide the 128-column rounding of Skv.
+    // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile;
+    // 32 rows per warp, 4 x 2 warps), chunks of dS that divide the 128-column rounding of Skv,
+    // in a ring of 2-3 stages (dq_gemm.cu): 64-column chunks, 32 for d256, whose 264-element K
+    // rows would not fit two 64-row chunks.
     kernel(
-        "dq_gemm_d64_128x64",
+        "dq_gemm_d64_128x64_v2",
         KernelRole::DqGemm,
         (64, 64),
         (128, 64),
         8,
-        1,
-        90,
+        3,
+        96,
     ),
     kernel(
-        "dq_gemm_d128_128x64",
+        "dq_gemm_d128_128x64_v2",
         KernelRole::DqGemm,
         (128, 128),
         (128, 64),
         8,
-        1,
-        138,
+        2,
+        140,
     ),
     kernel(
-        "dq_gemm_d192v128_128x64",
+        "dq_gemm_d192v128_128x64_v2",
         KernelRole::DqGemm,
         (192, 128),
         (128, 64),
         8,
-        1,
-        184,
+        2,
+        186,
     ),
     kernel(
-        "dq_gemm_d256_128x64",
+        "dq_gemm_d256_128x32_v2",
         KernelRole::DqGemm,
         (256, 256),
-        (128, 64),
+        (128, 32),
         8,
-        1,
-        218,
+        3,
+        216,
     ),
 ];
 

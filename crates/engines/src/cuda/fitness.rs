@@ -251,14 +251,15 @@ fn every_entry_has_a_kernel_and_every_kernel_an_entry() {
 #[test]
 fn every_entry_tiles_its_warps_and_has_its_stages() {
     for k in KERNELS {
-        // Only the backward main kernel double-buffers its streamed tiles (STAGES 2).
-        let max_stages = if k.role == KernelRole::BackwardMain {
-            2
-        } else {
-            1
+        // The backward main kernel double-buffers its streamed Q tile (STAGES 1 or 2), the dQ
+        // GEMM streams dS and K through a ring of at least two chunks, the forward does not.
+        let stages = match k.role {
+            KernelRole::BackwardMain => 1..=2,
+            KernelRole::DqGemm => 2..=4,
+            KernelRole::Forward => 1..=1,
         };
         assert!(
-            (1..=max_stages).contains(&k.stages),
+            stages.contains(&k.stages),
             "{}: {} stages",
             k.name,
             k.stages
@@ -268,8 +269,20 @@ fn every_entry_tiles_its_warps_and_has_its_stages() {
             (KernelRole::BackwardMain, Some(l)) => {
                 assert!(l.tiles_evenly(k), "{}: warp grids {l:?}", k.name)
             }
-            (KernelRole::Forward | KernelRole::DqGemm, None) => {
+            (KernelRole::Forward, None) => {
                 assert_eq!(k.block_q, 16 * k.warps, "{}: one warp per 16 rows", k.name)
+            }
+            // dq_gemm.cu: 32 rows per warp, the head dim split over the other warps in
+            // 16-column blocks.
+            (KernelRole::DqGemm, None) => {
+                let along_rows = k.block_q / 32;
+                assert!(
+                    k.block_q % 32 == 0
+                        && k.warps % along_rows == 0
+                        && (k.head_dim_qk / (k.warps / along_rows)) % 16 == 0,
+                    "{}: 32 rows per warp",
+                    k.name
+                )
             }
             (role, layout) => panic!("{}: {role:?} with layout {layout:?}", k.name),
         }
