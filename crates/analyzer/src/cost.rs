@@ -22,9 +22,8 @@
 //!   round trip (written by the main kernel, read back) at the bandwidth plus the dQ GEMM's
 //!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate times the wave utilisation of its
 //!   own grid, never halved for a causal mask or shrunk for a ragged layout (the GEMM runs over
-//!   the whole zero-filled dS), and takes off
-//!   [`DQ_PRODUCT_SHARE`] of the compute term, the dQ product its main kernel skips (which is
-//!   halved and shrunk with the rest).
+//!   the whole zero-filled dS), and takes off [`DQ_PRODUCT_SHARE`] of the compute term, the dQ
+//!   product its main kernel skips (which is halved and shrunk with the rest).
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
 //!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
 //!   memory, threads and registers per SM: the 8-warp backward kernels hold 256 registers per
@@ -40,10 +39,10 @@
 //! First calibration (H200, 2026-11-30 00:26 UTC, `rime bench --filter det --route R` on the
 //! standard suite's 26 deterministic rows, docs/gpu-runs/2026-11-30-record/routes): relay /
 //! atomic 1.18-1.45 with the 128-row kernels, two_kernel / atomic 1.04-1.15 without a causal
-//! mask and 1.02-1.56 with one; [`RELAY_PENALTY`] and a flat share of two_kernel's dQ pass picked the faster of
-//! relay and two_kernel on 23 of the 26 rows then. The kernels have changed since (relay /
-//! atomic is 1.46-1.60 on the same rows now), and the test that held the model to those
-//! timings was replaced by one on the calls below.
+//! mask and 1.02-1.56 with one; [`RELAY_PENALTY`] and a flat share of two_kernel's dQ pass
+//! picked the faster of relay and two_kernel on 23 of the 26 rows then. The kernels have
+//! changed since (relay / atomic is 1.46-1.60 on the same rows now), and the test that held
+//! the model to those timings was replaced by one on the calls below.
 //!
 //! Calibration of the atomic terms (H200, 2026-12-03 20:13-20:23 UTC, calls L1 and L3 of
 //! docs/gpu-runs/2026-12-03-night: every non-deterministic row of the standard, sinks, thd and

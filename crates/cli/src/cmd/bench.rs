@@ -529,7 +529,8 @@ mod tests {
     /// pipelined dQ GEMM (docs/gpu-runs/2026-12-04, call C: `rime bench --route R` for atomic
     /// and two_kernel on the standard, sinks, thd and d256 suites, relay on standard and thd):
     /// on every row with two or more routes timed, the first route must be a timed one, within
-    /// 4% of the fastest, and the fastest on all but 4 rows (d64 and 192/128 near-ties, 1.1-3.7%).
+    /// 4% of the fastest, and the fastest on all but 4 rows (d64 and 192/128 near-ties,
+    /// 0.7-3.7%).
     /// The previous two_kernel term (a flat 0.3 of its dQ pass, fitted to the unpipelined dQ
     /// GEMM) ranked the fastest first on 74 of these 95 rows and lost up to 7.9% (checked).
     #[test]
