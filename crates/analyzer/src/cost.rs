@@ -211,14 +211,18 @@ fn wave_utilization(blocks: f64, kernel: &KernelConfig, target: &Target) -> f64 
     (blocks / (waves * slots)).clamp(1e-6, 1.0)
 }
 
-/// Blocks of the main kernel: one per (b, query head, Q tile) forward, one per (b, KV head,
-/// KV tile) backward (a block loops over the query heads of its group).
-fn grid(kernel: &KernelConfig, shape: &SdpaShape, backward: bool) -> f64 {
+/// Blocks of a kernel's grid: one per (b, KV head, KV tile) for the backward main kernel (a
+/// block loops over the query heads of its group), one per (b, query head, Q tile) for the
+/// forward and the dQ GEMM.
+fn grid(kernel: &KernelConfig, shape: &SdpaShape) -> f64 {
     let s = shape;
-    if backward {
-        s.b as f64 * s.hk.max(s.hv) as f64 * tiles(s.skv, kernel.block_kv)
-    } else {
-        s.b as f64 * s.hq as f64 * tiles(s.sq, kernel.block_q)
+    match kernel.role {
+        KernelRole::BackwardMain => {
+            s.b as f64 * s.hk.max(s.hv) as f64 * tiles(s.skv, kernel.block_kv)
+        }
+        KernelRole::Forward | KernelRole::DqGemm => {
+            s.b as f64 * s.hq as f64 * tiles(s.sq, kernel.block_q)
+        }
     }
 }
 
@@ -264,7 +268,7 @@ pub fn estimate(
     let launches = launches(config, backward, graph, node, shape);
     let (blocks, utilization) = match config.kernel {
         Some(k) if config.engine == EngineKind::Sm120 => {
-            let blocks = grid(k, shape, backward);
+            let blocks = grid(k, shape);
             (blocks, wave_utilization(blocks, k, target))
         }
         _ => (0.0, 1.0),
@@ -306,14 +310,11 @@ pub fn estimate(
         (Some(Route::TwoKernel), _) => {
             let pitch = (s.skv as f64 / 128.0).ceil() * 128.0;
             let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk;
-            // The dQ GEMM's own grid: one block per (b, query head, Q tile of its own).
+            // The dQ GEMM's own grid.
             let gemm_utilization = config
                 .kernel
                 .and_then(|k| companion(KernelRole::DqGemm, k))
-                .map_or(1.0, |k| {
-                    let blocks = s.b as f64 * s.hq as f64 * tiles(s.sq, k.block_q);
-                    wave_utilization(blocks, k, target)
-                });
+                .map_or(1.0, |k| wave_utilization(grid(k, s), k, target));
             let pass = 2.0 * region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0)
                 + gemm / (rate * gemm_utilization).max(1.0);
             seconds += TWO_KERNEL_PASS * pass - DQ_PRODUCT_SHARE * compute;

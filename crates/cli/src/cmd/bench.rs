@@ -574,8 +574,8 @@ mod tests {
                 let chosen = timed
                     .iter()
                     .find(|(r, _)| r == first.name())
-                    .map(|(_, ms)| *ms);
-                let chosen = chosen.unwrap_or_else(|| panic!("{}: {first:?} not timed", c.name()));
+                    .map(|(_, ms)| *ms)
+                    .unwrap_or_else(|| panic!("{}: {first:?} not timed", c.name()));
                 assert!(
                     chosen <= 1.04 * fastest,
                     "{}: {} at {chosen} ms, the fastest {timed:?}",
