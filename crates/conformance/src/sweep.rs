@@ -67,14 +67,21 @@ fn lens(b: usize, sq: usize, skv: usize) -> (Vec<usize>, Vec<usize>) {
     )
 }
 
-/// The backward envelopes of the SM120 kernel table, (Dqk, Dv): every one is swept.
+/// The backward envelopes of the SM120 kernel table, (Dqk, Dv): every one is swept (once,
+/// however many entries serve its routes: every case runs on every route).
 fn envelopes() -> Vec<(usize, usize)> {
     let dim = |d: u32| usize::try_from(d).expect("a head dim fits usize");
-    KERNELS
+    let mut v: Vec<(usize, usize)> = Vec::new();
+    for k in KERNELS
         .iter()
         .filter(|k| k.role == KernelRole::BackwardMain)
-        .map(|k| (dim(k.head_dim_qk), dim(k.head_dim_v)))
-        .collect()
+    {
+        let d = (dim(k.head_dim_qk), dim(k.head_dim_v));
+        if !v.contains(&d) {
+            v.push(d);
+        }
+    }
+    v
 }
 
 /// The case table. `small` keeps shapes tiny (for compute-sanitizer) while still reaching every

@@ -61,8 +61,9 @@
 //   2 x BLOCK_Q x 4 bytes (V_STAGED: no V region; P and dS their own). The table's entries
 //   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 32 x 128, V_REGS:
 //   96,000 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
-//   all with two Q buffers; DQK = DV = 256, 32 x 64, V_STAGED, one Q buffer: 77,056 B (cap
-//   101,376 B).
+//   all with two Q buffers; DQK = DV = 256, 32 x 64, V_STAGED: one Q buffer where the kernel
+//   computes dQ (atomic, relay), 77,056 B, two on two_kernel (no dQ product: the registers
+//   allow it), 93,952 B (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
@@ -189,7 +190,7 @@ __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b
                                             int h, int q0, int tid) {
     const io_t* gQ =
         (const io_t*)p.q.ptr + block_base(p.q, BASE_Q, b) + h * p.q.sh + q0 * p.q.ss;
-    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true>(sQ, LD_QK, gQ, p.q.ss, q_rows - q0, p.hd_qk,
+    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true, true>(sQ, LD_QK, gQ, p.q.ss, q_rows - q0, p.hd_qk,
                                                       tid);
 }
 
@@ -200,7 +201,7 @@ __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDel
                                              int tid) {
     const io_t* gdO =
         (const io_t*)p.d_o.ptr + block_base(p.d_o, BASE_DO, b) + h * p.d_o.sh + q0 * p.d_o.ss;
-    load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true>(sdO, LD_V, gdO, p.d_o.ss, q_rows - q0,
+    load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true, true>(sdO, LD_V, gdO, p.d_o.ss, q_rows - q0,
                                                      p.hd_v, tid);
     const float* gLse =
         (const float*)p.stats.ptr + block_base(p.stats, BASE_STATS, b) + h * p.stats.sh;
@@ -499,10 +500,10 @@ rime_bwd_main(const AttnParams p) {
     __syncthreads();  // the bases are in place before the first Q / dO tile is copied
 #endif
 
-    load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, true>(
+    load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, true, false>(
         sK, LD_QK, (const io_t*)p.k.ptr + batch_base(p.k, b) + kvh * p.k.sh + n0 * p.k.ss,
         p.k.ss, KV_ROWS(L) - n0, p.hd_qk, tid);
-    load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, true>(
+    load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, true, false>(
         sV, LD_V, (const io_t*)p.v.ptr + batch_base(p.v, b) + kvh * p.v.sh + n0 * p.v.ss,
         p.v.ss, KV_ROWS(L) - n0, p.hd_v, tid);
 #if !V_STAGED

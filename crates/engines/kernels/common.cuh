@@ -303,20 +303,47 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool vali
 // up to the compiled envelope) are zero-filled and never read. UNROLLED unrolls the chunk loop;
 // callers whose registers are short keep it rolled, because ptxas then hoists every chunk's
 // loop-invariant offset out of the caller's tile loop and holds it in registers.
-template <int ROWS, int COLS, int NT, bool UNROLLED>
+// STEPPED, for the tiles a kernel streams in its main loop: where the NT threads cover whole
+// rows (all tiles but those 192 columns wide) a thread keeps one column and steps its source
+// NT / (COLS / 8) rows per chunk, an add instead of a 64-bit row-times-stride multiply per
+// chunk (on sm_90 the multiplies were a tenth of the d256 main loop's instructions). The empty
+// asm keeps the thread's row, column and stride from being hoisted out of the caller's loop as
+// live registers (hoisted, the d256 atomic kernel spilled 20 B). Tiles copied once per block
+// (the backward's K and V) keep the per-chunk offsets: stepped, the d128 ragged relay kernel
+// with a broadcast dBias spilled 20 B.
+template <int ROWS, int COLS, int NT, bool UNROLLED, bool STEPPED>
 __device__ __forceinline__ void load_tile(io_t* s, int ld, const io_t* g, i64 stride,
                                           int valid_rows, int valid_cols, int tid) {
     constexpr int kChunksPerRow = COLS / 8;
     constexpr int kTotal = ROWS * kChunksPerRow;
     constexpr int kSteps = (kTotal + NT - 1) / NT;
+    if constexpr (STEPPED && NT % kChunksPerRow == 0) {
+        constexpr int kRowsPerStep = NT / kChunksPerRow;
+        int r0 = (int)((unsigned)tid / kChunksPerRow);
+        int col = (int)((unsigned)tid % kChunksPerRow) * 8;
+        asm volatile("" : "+r"(r0), "+r"(col), "+l"(stride));
+        const bool col_ok = col < valid_cols;
+        const io_t* src = g + (i64)r0 * stride + col;
+        const i64 step = (i64)kRowsPerStep * stride;
+        io_t* dst = s + r0 * ld + col;
 #pragma unroll(UNROLLED ? kSteps : 1)
-    for (int k = 0; k < kSteps; ++k) {
-        const int c = tid + k * NT;
-        if (kTotal % NT != 0 && c >= kTotal) break;
-        const int r = c / kChunksPerRow;
-        const int col = (c - r * kChunksPerRow) * 8;
-        const bool valid = r < valid_rows && col < valid_cols;
-        const io_t* src = valid ? g + (i64)r * stride + col : g;
-        cp_async_16(s + r * ld + col, src, valid);
+        for (int k = 0; k < kSteps; ++k) {
+            const int r = r0 + k * kRowsPerStep;
+            if (kTotal % NT != 0 && r >= ROWS) break;
+            const bool valid = col_ok && r < valid_rows;
+            cp_async_16(dst + k * kRowsPerStep * ld, valid ? src : g, valid);
+            src += step;
+        }
+    } else {
+#pragma unroll(UNROLLED ? kSteps : 1)
+        for (int k = 0; k < kSteps; ++k) {
+            const int c = tid + k * NT;
+            if (kTotal % NT != 0 && c >= kTotal) break;
+            const int r = c / kChunksPerRow;
+            const int col = (c - r * kChunksPerRow) * 8;
+            const bool valid = r < valid_rows && col < valid_cols;
+            const io_t* src = valid ? g + (i64)r * stride + col : g;
+            cp_async_16(s + r * ld + col, src, valid);
+        }
     }
 }

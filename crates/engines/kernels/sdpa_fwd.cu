@@ -83,7 +83,7 @@ rime_sdpa_fwd(const AttnParams p) {
     const int n_begin = j_begin / BLOCK_KV;
     const int n_end = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV : n_begin;
 
-    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, false>(
+    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, false, false>(
         sQ, LD_QK, gQ, p.q.ss, rows_held(p.q, L.q, p.sq) - m0, p.hd_qk, tid);
     const int k_rows = rows_held(p.k, L.kv, p.skv);
     const int v_rows = rows_held(p.v, L.kv, p.skv);
@@ -113,9 +113,9 @@ rime_sdpa_fwd(const AttnParams p) {
     for (int n = n_begin; n < n_end; ++n) {
         const int n0 = n * BLOCK_KV;
         __syncthreads();
-        load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false>(sK, LD_QK, gK + n0 * p.k.ss, p.k.ss,
+        load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false, false>(sK, LD_QK, gK + n0 * p.k.ss, p.k.ss,
                                                             k_rows - n0, p.hd_qk, tid);
-        load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, false>(sV, LD_V, gV + n0 * p.v.ss, p.v.ss,
+        load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, false, false>(sV, LD_V, gV + n0 * p.v.ss, p.v.ss,
                                                            v_rows - n0, p.hd_v, tid);
         cp_async_wait_all();
         __syncthreads();

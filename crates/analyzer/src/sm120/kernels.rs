@@ -20,6 +20,8 @@
 
 use rime_graph::DataType;
 
+use crate::Route;
+
 /// SM120 opt-in shared memory per block, bytes.
 pub const SM120_SMEM_PER_BLOCK: u64 = 101_376;
 
@@ -79,6 +81,10 @@ pub struct KernelConfig {
     /// How a backward main kernel splits its products over its warps; `None` for the other
     /// roles (one warp per 16 rows of the block's tile).
     pub layout: Option<BwdLayout>,
+    /// The backward routes a main kernel is built and selected for (every route for the other
+    /// roles). An envelope may have one entry per group of routes: without the dQ product
+    /// (two_kernel) the d256 kernel has the registers for a second Q buffer, with it not.
+    pub routes: &'static [Route],
 }
 
 /// The warp grids of a backward main kernel (bwd_main.cu): for each of its three products, how
@@ -128,6 +134,11 @@ impl KernelConfig {
     /// Threads per block.
     pub const fn threads(&self) -> u32 {
         self.warps * 32
+    }
+
+    /// True when this entry is built and selected for `route`.
+    pub fn serves(&self, route: Route) -> bool {
+        self.routes.contains(&route)
     }
 
     /// True when (dqk, dv) fits this envelope.
@@ -233,10 +244,18 @@ const fn kernel(
         smem_bytes: smem_bytes(role, block_q, block_kv, head_dim_qk, head_dim_v, stages),
         dtypes: HALF,
         layout: None,
+        routes: &Route::ALL,
     }
 }
 
-/// A `BackwardMain` entry with its warp grids `(sdp, dkv, dq)` and `(k_regs, v_regs)`.
+/// The routes whose main kernel computes dQ itself (atomic, relay; ordered_dbias as relay).
+const FUSED_DQ: &[Route] = &[Route::Atomic, Route::Relay, Route::OrderedDbias];
+
+/// The route whose main kernel writes dS for the dQ GEMM instead.
+const DS_OUT: &[Route] = &[Route::TwoKernel];
+
+/// A `BackwardMain` entry for every route, with its warp grids `(sdp, dkv, dq)` and
+/// `(k_regs, v_regs, v_staged)`.
 const fn backward(
     name: &'static str,
     dims: (u32, u32),
@@ -264,6 +283,12 @@ const fn backward(
         v_staged,
     });
     k.smem_bytes = smem_backward(tiles, dims, stages, (v_regs, v_staged));
+    k
+}
+
+/// [`backward`] built and selected for `routes` only.
+const fn for_routes(mut k: KernelConfig, routes: &'static [Route]) -> KernelConfig {
+    k.routes = routes;
     k
 }
 
@@ -344,21 +369,38 @@ pub const KERNELS: &[KernelConfig] = &[
         (2, 2, 2),
         (false, true, false),
     ),
-    // d256: 32 x 64 (FROST's d256 tile; V in registers, one Q buffer), with V staged through
-    // the Q and dO buffers so that it needs no space of its own: K 64 x 264, P and dS 32 x 72
-    // each, Q and dO 32 x 264 each: 77,056 B. The 64-row KV tile halves the Q / dO traffic
-    // and the atomic route's dQ reductions per FLOP against the 64 x 32 tile it replaced
-    // (2026-12-03), at 128 dK / dV accumulator registers per thread beside V's 64; grids
-    // (2, 2, 2) and (2, 4, 1) spilled, and a second Q buffer spilled 56 of 152
-    // specializations.
-    backward(
-        "bwd_d256_32x64_v2",
-        (256, 256),
-        (32, 64),
-        (8, 1),
-        256,
-        (2, 4, 2),
-        (false, true, true),
+    // d256: 32 x 64 (FROST's d256 tile; V in registers), with V staged through the Q and dO
+    // buffers so that it needs no space of its own: K 64 x 264, P and dS 32 x 72 each, Q and dO
+    // 32 x 264 each. The 64-row KV tile halves the Q / dO traffic and the atomic route's dQ
+    // reductions per FLOP against the 64 x 32 tile it replaced (2026-12-03), at 128 dK / dV
+    // accumulator registers per thread beside V's 64; grids (2, 2, 2) and (2, 4, 1) spilled.
+    // Two entries by route: where the kernel computes dQ (atomic, relay, ordered_dbias) one Q
+    // buffer, 77,056 B (a second spilled 56 of 152 specializations); on two_kernel, whose
+    // kernel has no dQ product, two, 93,952 B, so the next Q tile is copied during the whole
+    // step instead of only the dS store (0.93x the time on the d256 suite, H200 2026-12-04).
+    for_routes(
+        backward(
+            "bwd_d256_32x64_v2",
+            (256, 256),
+            (32, 64),
+            (8, 1),
+            256,
+            (2, 4, 2),
+            (false, true, true),
+        ),
+        FUSED_DQ,
+    ),
+    for_routes(
+        backward(
+            "bwd_d256_32x64_2q_v2",
+            (256, 256),
+            (32, 64),
+            (8, 2),
+            256,
+            (2, 4, 2),
+            (false, true, true),
+        ),
+        DS_OUT,
     ),
     // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile;
     // 32 rows per warp, 4 x 2 warps), chunks of dS that divide the 128-column rounding of Skv,
@@ -371,7 +413,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         3,
-        96,
+        92,
     ),
     kernel(
         "dq_gemm_d128_128x64_v2",
@@ -380,7 +422,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         2,
-        140,
+        142,
     ),
     kernel(
         "dq_gemm_d192v128_128x64_v2",
@@ -389,7 +431,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         2,
-        186,
+        184,
     ),
     kernel(
         "dq_gemm_d256_128x32_v2",
@@ -398,7 +440,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 32),
         8,
         3,
-        216,
+        222,
     ),
 ];
 
@@ -437,9 +479,18 @@ pub fn h200_tuned(main: &KernelConfig) -> Option<&'static KernelConfig> {
     H200_TUNED.iter().find(|k| k.interchangeable(main))
 }
 
-/// The smallest configuration of `role` whose envelope holds (dqk, dv).
+/// The smallest configuration of `role` whose envelope holds (dqk, dv) (for `BackwardMain`,
+/// the first entry of the envelope, whatever its routes: [`select_main`] picks by route).
 pub fn select(role: KernelRole, dqk: i64, dv: i64) -> Option<&'static KernelConfig> {
     KERNELS.iter().find(|k| k.role == role && k.fits(dqk, dv))
+}
+
+/// The backward main kernel of `route` for (dqk, dv): the smallest envelope that holds them,
+/// and in it the entry built for `route`.
+pub fn select_main(route: Route, dqk: i64, dv: i64) -> Option<&'static KernelConfig> {
+    KERNELS
+        .iter()
+        .find(|k| k.role == KernelRole::BackwardMain && k.fits(dqk, dv) && k.serves(route))
 }
 
 /// True when backward main kernel `main` has ragged (THD) builds that sum a broadcast bias's
@@ -460,12 +511,14 @@ pub fn companion(role: KernelRole, main: &KernelConfig) -> Option<&'static Kerne
 
 /// The envelopes of `role`, as `(Dqk, Dv)` text for reports.
 pub fn envelopes(role: KernelRole) -> String {
-    KERNELS
-        .iter()
-        .filter(|k| k.role == role)
-        .map(|k| format!("({}, {})", k.head_dim_qk, k.head_dim_v))
-        .collect::<Vec<_>>()
-        .join(", ")
+    let mut dims: Vec<String> = Vec::new();
+    for k in KERNELS.iter().filter(|k| k.role == role) {
+        let d = format!("({}, {})", k.head_dim_qk, k.head_dim_v);
+        if !dims.contains(&d) {
+            dims.push(d);
+        }
+    }
+    dims.join(", ")
 }
 
 /// docs/sm120-kernels.md, generated from [`KERNELS`].
@@ -477,14 +530,22 @@ pub fn kernels_markdown() -> String {
          memory is derived from the tiles (`smem_forward`, `smem_backward`, `smem_dq_gemm`) and must \
          stay within 101,376 B per block; registers are the per-thread budget the fitness test \
          holds every specialization to (ptxas, sm_120), from which the cost model counts blocks \
-         per SM.\n\n\
-         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | registers | dtypes |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+         per SM. A backward main entry is built and selected for the routes listed (`all`: every route).\n\n\
+         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | registers | dtypes | routes |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let row = |k: &KernelConfig| {
         let dtypes: Vec<&str> = k.dtypes.iter().map(|d| d.name()).collect();
+        let routes = if k.role != KernelRole::BackwardMain {
+            "-".to_string()
+        } else if k.routes == Route::ALL.as_slice() {
+            "all".to_string()
+        } else {
+            let names: Vec<&str> = k.routes.iter().map(|r| r.name()).collect();
+            names.join(", ")
+        };
         format!(
-            "| `{}` | {} | ({}, {}) | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | ({}, {}) | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             k.name,
             k.role.name(),
             k.head_dim_qk,
@@ -495,7 +556,8 @@ pub fn kernels_markdown() -> String {
             k.stages,
             k.smem_bytes,
             k.registers,
-            dtypes.join(", ")
+            dtypes.join(", "),
+            routes
         )
     };
     out.extend(KERNELS.iter().map(row));
@@ -504,8 +566,8 @@ pub fn kernels_markdown() -> String {
          analyzer; `rime bench --tuning h200` runs them in place of the SM120 entry of the same \
          envelope and Q tile, to measure what the 101,376 B cap costs on an H200 (232,448 B per \
          block).\n\n\
-         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | registers | dtypes |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+         | name | role | envelope (Dqk, Dv) | Q tile | KV tile | warps | stages | smem (B) | registers | dtypes | routes |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     out.extend(H200_TUNED.iter().map(row));
     out
@@ -556,11 +618,23 @@ mod tests {
                 );
             }
         }
-        // Every backward envelope has a forward and a dQ GEMM, with matching Q tiles.
+        // Every backward envelope has one main kernel per route, with the same tiles (a plan's
+        // workspace depends on them, not on the route's entry), a forward and a dQ GEMM.
         for main in KERNELS
             .iter()
             .filter(|k| k.role == KernelRole::BackwardMain)
         {
+            for route in Route::ALL {
+                let dims = (main.head_dim_qk.into(), main.head_dim_v.into());
+                let entries: Vec<_> = KERNELS
+                    .iter()
+                    .filter(|k| k.role == KernelRole::BackwardMain && k.is_exact(dims.0, dims.1))
+                    .filter(|k| k.serves(route))
+                    .collect();
+                assert_eq!(entries.len(), 1, "{}: {route}", main.name);
+                let k = entries[0];
+                assert!(k.block_q == main.block_q && k.block_kv == main.block_kv);
+            }
             assert!(
                 companion(KernelRole::Forward, main).is_some(),
                 "{}",
@@ -610,6 +684,20 @@ mod tests {
         assert_eq!(pick(256, 128), Some("bwd_d256_32x64_v2"));
         assert_eq!(pick(256, 256), Some("bwd_d256_32x64_v2"));
         assert_eq!(pick(264, 256), None);
+        let by_route = |route, dqk, dv| select_main(route, dqk, dv).map(|k| k.name);
+        assert_eq!(
+            by_route(Route::TwoKernel, 256, 256),
+            Some("bwd_d256_32x64_2q_v2")
+        );
+        assert_eq!(
+            by_route(Route::TwoKernel, 200, 136),
+            Some("bwd_d256_32x64_2q_v2")
+        );
+        for route in [Route::Atomic, Route::Relay, Route::OrderedDbias] {
+            assert_eq!(by_route(route, 256, 256), Some("bwd_d256_32x64_v2"));
+        }
+        assert_eq!(by_route(Route::TwoKernel, 128, 128), pick(128, 128));
+        assert_eq!(smem_backward((32, 64), (256, 256), 2, (true, true)), 93_952);
         assert_eq!(
             smem_backward((32, 128), (128, 128), 2, (true, false)),
             96_000

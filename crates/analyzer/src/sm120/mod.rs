@@ -23,15 +23,10 @@ use crate::{EngineKind, Rejection, Route, WorkspaceLayout};
 
 /// The SM120 engine's verdicts on one node.
 pub(crate) fn check(ctx: &NodeCtx<'_>) -> Vec<ConfigReport> {
-    let role = if ctx.is_backward() {
-        KernelRole::BackwardMain
-    } else {
-        KernelRole::Forward
-    };
-    let kernel = kernels::select(role, ctx.shape.dqk, ctx.shape.dv);
-    let common = surface::check(ctx, kernel);
+    let (dqk, dv) = (ctx.shape.dqk, ctx.shape.dv);
     if !ctx.is_backward() {
-        let mut rejections = common;
+        let kernel = kernels::select(KernelRole::Forward, dqk, dv);
+        let mut rejections = surface::check(ctx, kernel);
         let workspace = routes::forward_workspace(ctx, &mut rejections);
         return vec![config(None, kernel, None, workspace, rejections)];
     }
@@ -41,7 +36,9 @@ pub(crate) fn check(ctx: &NodeCtx<'_>) -> Vec<ConfigReport> {
         .into_iter()
         .filter(|&r| r != Route::OrderedDbias || reduces_dbias)
         .map(|route| {
-            let mut rejections = common.clone();
+            // The envelope's entry built for this route (the tiles are the same in each).
+            let kernel = kernels::select_main(route, dqk, dv);
+            let mut rejections = surface::check(ctx, kernel);
             let dq = kernel
                 .filter(|_| route == Route::TwoKernel)
                 .and_then(|k| kernels::companion(KernelRole::DqGemm, k));

@@ -307,8 +307,9 @@ impl KernelBuild {
         }
     }
 
-    /// Every specialization a table entry can need (what the fitness test compiles); the
-    /// auxiliary preprocess, convert and reduction kernels come with each `BackwardMain` entry.
+    /// Every specialization a table entry can need (what the fitness test compiles): a
+    /// `BackwardMain` entry's for the routes it serves, with the auxiliary preprocess, convert
+    /// and reduction kernels.
     pub fn all_for(k: &'static KernelConfig) -> Vec<Self> {
         let mut v = Vec::new();
         for io in [IoType::Bf16, IoType::F16] {
@@ -321,7 +322,7 @@ impl KernelBuild {
                     }
                 }
                 KernelRole::BackwardMain => {
-                    for route in Route::ALL {
+                    for route in Route::ALL.into_iter().filter(|&r| k.serves(r)) {
                         for alibi in [false, true] {
                             for f in Self::bwd_features(k, route, alibi) {
                                 v.push(Self::bwd_main(k, io, f, route));

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use rime_analyzer::sm120::kernels::H200_TUNED;
+use rime_analyzer::sm120::kernels::{h200_tuned, select_main, H200_TUNED, KERNELS};
 use rime_analyzer::{
     analyze, ApprovedPlan, EngineKind, KernelConfig, RegionKind, Route, Target, Verdict,
 };
@@ -81,6 +81,20 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
             dsink_reduce,
         } => {
             assert_built_from(&main, kernel, what);
+            // The route's own entry of the envelope (d256 has one per group of routes), or the
+            // H200-tuned stand-in for it.
+            let route = config
+                .route
+                .expect("a backward configuration names its route");
+            assert!(kernel.serves(route), "{what}: {} on {route}", kernel.name);
+            let own = select_main(route, kernel.head_dim_qk.into(), kernel.head_dim_v.into())
+                .expect("an entry for the route");
+            assert!(
+                own.name == kernel.name || h200_tuned(own).is_some_and(|t| t.name == kernel.name),
+                "{what}: {} is not {}'s",
+                kernel.name,
+                own.name
+            );
             assert_eq!(preprocess.entry, Some(kernel.name), "{what}");
             assert_eq!(
                 define(&preprocess, "RELAY_TILE"),
@@ -183,4 +197,34 @@ fn plans_build_the_approved_kernels() {
     // Not vacuous: the corpus reaches many sm120 plans, and the tuned swap on the H200.
     assert!(plans > 100, "{plans} plans checked");
     assert!(swapped > 0, "no H200-tuned swap checked");
+}
+
+/// A main kernel never runs a route it is not built for: the d256 entries of the fused-dQ
+/// routes and of two_kernel do not stand in for each other, though their tiles match.
+#[test]
+fn a_main_kernel_is_not_swapped_onto_another_route() {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/valid/bwd_hdim256.json");
+    let graph = rime_graph::json::load_file(&file).expect("fixture");
+    let target = Target::all()
+        .into_iter()
+        .find(|t| t.name == "rtx-5090")
+        .expect("target");
+    let report = analyze(&graph, &target);
+    let node = report.nodes.first().expect("a node").node;
+    let mut checked = 0;
+    for route in [Route::Atomic, Route::TwoKernel] {
+        let approved = report
+            .approve_config(node, EngineKind::Sm120, Some(route))
+            .expect("approved");
+        let own = approved.config().kernel.expect("a kernel");
+        let other = KERNELS
+            .iter()
+            .find(|k| k.interchangeable(own) && k.name != own.name)
+            .expect("the other d256 entry");
+        assert!(!other.serves(route), "{} serves {route}", other.name);
+        assert!(approved.with_main_kernel(other).is_none(), "{route}");
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
 }

@@ -189,6 +189,9 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
     }
     let main = with_role(config.kernel, KernelRole::BackwardMain)?;
     let route = config.route.ok_or_else(|| malformed("a backward route"))?;
+    if !main.serves(route) {
+        return Err(malformed("a main kernel built for the plan's route"));
+    }
     let features = BwdFeatures {
         has_bias: p.bias.is_some(),
         alibi: p.alibi,
