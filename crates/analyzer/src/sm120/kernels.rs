@@ -12,6 +12,11 @@
 //! mbarriers are counted. The engines crate's fitness test compiles every entry for sm_120 and
 //! checks ptxas's shared memory, spills and registers.
 //!
+//! A backward envelope may have one main-kernel entry per group of routes (`routes`), with the
+//! same tiles, when a route's kernel has registers another's lacks: d256 keeps two Q buffers
+//! only on two_kernel, whose kernel has no dQ product. [`select_main`] picks by route; every
+//! route of every envelope has exactly one entry (a test checks).
+//!
 //! Contract with the CUDA engine (what the workspace formulas assume): a backward block owns one
 //! (b, KV head, KV tile) and loops over the query heads of its GQA group, so dK and dV are
 //! accumulated in registers and stored once (no dK/dV workspace, deterministic on every route);
