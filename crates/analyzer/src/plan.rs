@@ -114,8 +114,9 @@ impl ApprovedPlan {
     /// The same plan with its main kernel swapped for `kernel`, a configuration of the same role,
     /// envelope and Q tile (so the approved workspace still fits it exactly), built for the
     /// plan's route, e.g. an [`H200_TUNED`](crate::sm120::kernels::H200_TUNED) entry for a
-    /// benchmark that compares tile configurations. The analyzer itself never selects such a kernel; `None` when `kernel`
-    /// does not match or does not fit the plan's target.
+    /// benchmark that compares tile configurations. The analyzer itself never selects such a
+    /// kernel; `None` when `kernel` does not match, is not built for the route or does not fit
+    /// the plan's target.
     pub fn with_main_kernel(&self, kernel: &'static KernelConfig) -> Option<Self> {
         let fits = u64::from(kernel.smem_bytes) <= self.target.smem_per_block;
         let serves = self.config.route.is_none_or(|r| kernel.serves(r));
