@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use rime_analyzer::sm120::kernels::{KernelRole, KERNELS};
+use rime_analyzer::sm120::kernels::{envelope_dims, KernelRole};
 use rime_analyzer::{analyze, EngineKind, Route, SupportReport, Target};
 use rime_engines::cpu::Precision;
 use rime_engines::cuda::CudaDevice;
@@ -71,17 +71,10 @@ fn lens(b: usize, sq: usize, skv: usize) -> (Vec<usize>, Vec<usize>) {
 /// however many entries serve its routes: every case runs on every route).
 fn envelopes() -> Vec<(usize, usize)> {
     let dim = |d: u32| usize::try_from(d).expect("a head dim fits usize");
-    let mut v: Vec<(usize, usize)> = Vec::new();
-    for k in KERNELS
-        .iter()
-        .filter(|k| k.role == KernelRole::BackwardMain)
-    {
-        let d = (dim(k.head_dim_qk), dim(k.head_dim_v));
-        if !v.contains(&d) {
-            v.push(d);
-        }
-    }
-    v
+    envelope_dims(KernelRole::BackwardMain)
+        .into_iter()
+        .map(|(dqk, dv)| (dim(dqk), dim(dv)))
+        .collect()
 }
 
 /// The case table. `small` keeps shapes tiny (for compute-sanitizer) while still reaching every

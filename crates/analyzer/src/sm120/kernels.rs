@@ -514,16 +514,26 @@ pub fn companion(role: KernelRole, main: &KernelConfig) -> Option<&'static Kerne
     })
 }
 
-/// The envelopes of `role`, as `(Dqk, Dv)` text for reports.
-pub fn envelopes(role: KernelRole) -> String {
-    let mut dims: Vec<String> = Vec::new();
+/// The envelopes of `role`, (Dqk, Dv), each once (an envelope may have an entry per group of
+/// routes), in table order.
+pub fn envelope_dims(role: KernelRole) -> Vec<(u32, u32)> {
+    let mut dims: Vec<(u32, u32)> = Vec::new();
     for k in KERNELS.iter().filter(|k| k.role == role) {
-        let d = format!("({}, {})", k.head_dim_qk, k.head_dim_v);
+        let d = (k.head_dim_qk, k.head_dim_v);
         if !dims.contains(&d) {
             dims.push(d);
         }
     }
-    dims.join(", ")
+    dims
+}
+
+/// The envelopes of `role`, as `(Dqk, Dv)` text for reports.
+pub fn envelopes(role: KernelRole) -> String {
+    envelope_dims(role)
+        .iter()
+        .map(|(dqk, dv)| format!("({dqk}, {dv})"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// docs/sm120-kernels.md, generated from [`KERNELS`].
