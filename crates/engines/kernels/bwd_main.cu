@@ -190,8 +190,8 @@ __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b
                                             int h, int q0, int tid) {
     const io_t* gQ =
         (const io_t*)p.q.ptr + block_base(p.q, BASE_Q, b) + h * p.q.sh + q0 * p.q.ss;
-    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true, true>(sQ, LD_QK, gQ, p.q.ss, q_rows - q0, p.hd_qk,
-                                                      tid);
+    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true, true>(sQ, LD_QK, gQ, p.q.ss, q_rows - q0,
+                                                            p.hd_qk, tid);
 }
 
 // Copies what the dP and dV products of query tile q0 of head h read besides V: dO rows,
@@ -202,7 +202,7 @@ __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDel
     const io_t* gdO =
         (const io_t*)p.d_o.ptr + block_base(p.d_o, BASE_DO, b) + h * p.d_o.sh + q0 * p.d_o.ss;
     load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true, true>(sdO, LD_V, gdO, p.d_o.ss, q_rows - q0,
-                                                     p.hd_v, tid);
+                                                           p.hd_v, tid);
     const float* gLse =
         (const float*)p.stats.ptr + block_base(p.stats, BASE_STATS, b) + h * p.stats.sh;
     const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;

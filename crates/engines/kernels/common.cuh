@@ -161,20 +161,6 @@ __device__ __forceinline__ void pack_a_frag(u32* a, const float* c0, const float
     a[2] = pack_io2(c1[0], c1[1]);
     a[3] = pack_io2(c1[2], c1[3]);
 }
-// One k = 16 step of a (16 x 16) x (16 x 16 * N16) product into acc[2 * N16][4]: the A
-// fragment in registers, B blocks n = 16 * np from shared memory at b_addr + np * b_step bytes
-// (ldmatrix, transposed when B_T: [k][n] storage).
-template <int N16, bool B_T>
-__device__ __forceinline__ void mma_k16(float (*acc)[4], const u32* a, u32 b_addr, int b_step) {
-#pragma unroll
-    for (int np = 0; np < N16; ++np) {
-        u32 bf[4];
-        if (B_T) ldsm_x4_t(bf, b_addr + np * b_step);
-        else ldsm_x4(bf, b_addr + np * b_step);
-        mma_16816(acc[2 * np], a, bf[0], bf[1]);
-        mma_16816(acc[2 * np + 1], a, bf[2], bf[3]);
-    }
-}
 // Zeroes a warp's MI x NJ accumulator fragments.
 template <int MI, int NJ>
 __device__ __forceinline__ void zero_acc(float (*acc)[NJ][4]) {

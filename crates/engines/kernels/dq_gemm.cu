@@ -63,11 +63,10 @@ rime_dq_gemm(const AttnParams p) {
     auto load_chunk = [&](int c) {
         io_t* sdS = smem + (c % STAGES) * STAGE_ELEMS;
         const int j0 = c * BLOCK_KV;
-        load_tile<BLOCK_Q, BLOCK_KV, WARPS * 32, false, true>(sdS, LD_DS, gdS + j0, pitch, p.sq - q0,
-                                                        (p.skv - j0 + 7) / 8 * 8, tid);
-        load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false, true>(sdS + BLOCK_Q * LD_DS, LD_K,
-                                                            gK + j0 * p.k.ss, p.k.ss,
-                                                            k_rows - j0, p.hd_qk, tid);
+        load_tile<BLOCK_Q, BLOCK_KV, WARPS * 32, false, true>(
+            sdS, LD_DS, gdS + j0, pitch, p.sq - q0, (p.skv - j0 + 7) / 8 * 8, tid);
+        load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false, true>(
+            sdS + BLOCK_Q * LD_DS, LD_K, gK + j0 * p.k.ss, p.k.ss, k_rows - j0, p.hd_qk, tid);
     };
 
     float acc[2][WARP_COLS / 8][4];

@@ -113,10 +113,10 @@ rime_sdpa_fwd(const AttnParams p) {
     for (int n = n_begin; n < n_end; ++n) {
         const int n0 = n * BLOCK_KV;
         __syncthreads();
-        load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false, false>(sK, LD_QK, gK + n0 * p.k.ss, p.k.ss,
-                                                            k_rows - n0, p.hd_qk, tid);
-        load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, false, false>(sV, LD_V, gV + n0 * p.v.ss, p.v.ss,
-                                                           v_rows - n0, p.hd_v, tid);
+        load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false, false>(
+            sK, LD_QK, gK + n0 * p.k.ss, p.k.ss, k_rows - n0, p.hd_qk, tid);
+        load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, false, false>(
+            sV, LD_V, gV + n0 * p.v.ss, p.v.ss, v_rows - n0, p.hd_v, tid);
         cp_async_wait_all();
         __syncthreads();
 
