@@ -14,11 +14,12 @@
 //!
 //! `RIME_FITNESS_ONLY=<text>` checks only the entries whose name contains the text (for trying a
 //! tile change in seconds instead of minutes; CI never sets it). `RIME_FITNESS_KEEP=1` keeps the
-//! PTX and cubins (`k<n>`, in the printed order) for `cuobjdump -sass`; `RIME_FITNESS_ARCH=90`
-//! builds the sm120 table for sm_90 instead, the code an H200 run executes (its spills then
-//! fail the test: it is for looking, CI never sets it).
+//! PTX and cubins (`k<n>`, in the order first assembled) for `cuobjdump -sass`;
+//! `RIME_FITNESS_ARCH=90` builds the sm120 table for sm_90 instead, the code an H200 run executes
+//! (its spills then fail the test: it is for looking, CI never sets it).
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rime_analyzer::sm120::kernels::{H200_SMEM_PER_BLOCK, H200_TUNED, KERNELS};
@@ -34,7 +35,7 @@ fn ptxas() -> PathBuf {
 /// Registers per SM on sm_120 and sm_90 (64K 32-bit registers).
 const REGISTERS_PER_SM: u32 = 65_536;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct PtxasReport {
     registers: u32,
     static_smem: u32,
@@ -80,6 +81,31 @@ struct Limits {
     no_spills: bool,
 }
 
+/// Compiles `build` for `arch` into `dir` as `k<n>` and returns what ptxas reports.
+fn assemble(build: &KernelBuild, arch: u32, dir: &Path, n: usize) -> Result<PtxasReport, String> {
+    let ptx = compile_ptx(build, arch).map_err(|e| e.to_string())?;
+    let ptx_path = dir.join(format!("k{n}.ptx"));
+    std::fs::write(&ptx_path, ptx).expect("write ptx");
+    let out = Command::new(ptxas())
+        .args([format!("-arch=sm_{arch}").as_str(), "-v", "-o"])
+        .arg(dir.join(format!("k{n}.cubin")))
+        .arg(&ptx_path)
+        .output()
+        .expect("run ptxas");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        Ok(parse(&log))
+    } else {
+        Err(format!("ptxas failed:\n{log}"))
+    }
+}
+
+/// What makes two builds the same code: the file, its defines and its launch shape (the table
+/// entry's name is not compiled in). The auxiliary kernels (convert, the reductions) are the
+/// same build under every backward entry, and so is a preprocess kernel under entries with the
+/// same tiles: each is assembled once and checked against every entry it serves.
+type BuildKey = (KernelFile, Vec<(&'static str, i64)>, u32, u32);
+
 /// Compiles every specialization of `configs` for `limits.arch` and returns (specializations
 /// checked, failures).
 fn check(configs: &'static [KernelConfig], limits: &Limits) -> (usize, Vec<String>) {
@@ -88,36 +114,35 @@ fn check(configs: &'static [KernelConfig], limits: &Limits) -> (usize, Vec<Strin
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut failures = Vec::new();
     let mut checked = 0;
+    let mut assembled: HashMap<BuildKey, Result<PtxasReport, String>> = HashMap::new();
     let only = std::env::var("RIME_FITNESS_ONLY").unwrap_or_default();
     for cfg in configs.iter().filter(|k| k.name.contains(only.as_str())) {
         for build in KernelBuild::all_for(cfg) {
             let what = format!("sm_{arch} {}", build.describe());
-            let ptx = match compile_ptx(&build, arch) {
-                Ok(p) => p,
+            let key = (
+                build.file,
+                build.defines.clone(),
+                build.threads,
+                build.smem_bytes,
+            );
+            let n = assembled.len();
+            let reused = assembled.contains_key(&key);
+            let r = match assembled
+                .entry(key)
+                .or_insert_with(|| assemble(&build, arch, &dir, n))
+            {
+                Ok(r) => r.clone(),
                 Err(e) => {
                     failures.push(format!("{what}: {e}"));
                     continue;
                 }
             };
-            let ptx_path = dir.join(format!("k{checked}.ptx"));
-            std::fs::write(&ptx_path, ptx).expect("write ptx");
-            let out = Command::new(ptxas())
-                .args([format!("-arch=sm_{arch}").as_str(), "-v", "-o"])
-                .arg(dir.join(format!("k{checked}.cubin")))
-                .arg(&ptx_path)
-                .output()
-                .expect("run ptxas");
             checked += 1;
-            let log = String::from_utf8_lossy(&out.stderr).into_owned();
-            if !out.status.success() {
-                failures.push(format!("{what}: ptxas failed:\n{log}"));
-                continue;
-            }
-            let r = parse(&log);
             let smem = r.static_smem + build.smem_bytes;
             println!(
-                "{what}: {} regs x {} threads, smem {} B (static {} + dynamic {}), spills {}/{}, stack {}",
-                r.registers, build.threads, smem, r.static_smem, build.smem_bytes, r.spill_stores, r.spill_loads, r.stack
+                "{what}: {} regs x {} threads, smem {} B (static {} + dynamic {}), spills {}/{}, stack {}{}",
+                r.registers, build.threads, smem, r.static_smem, build.smem_bytes, r.spill_stores, r.spill_loads, r.stack,
+                if reused { " (assembled above)" } else { "" }
             );
             if u64::from(smem) > limits.smem {
                 failures.push(format!(
