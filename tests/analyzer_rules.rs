@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rime::analyzer::{
     analyze, heuristics, EngineKind, HeuristicsMode, HeuristicsOptions, ReasonCode, Route,
-    SupportReport, Target, Verdict,
+    Selector, SupportReport, Target, Verdict,
 };
 
 fn fixture(name: &str) -> PathBuf {
@@ -306,7 +306,7 @@ fn deselection_and_pinning_filter_without_reordering() {
     let deselected = heuristics(
         &r,
         &HeuristicsOptions {
-            deselect: vec!["sm120/atomic".into()],
+            deselect: vec![Selector::route(Route::Atomic)],
             ..Default::default()
         },
     );
@@ -317,7 +317,7 @@ fn deselection_and_pinning_filter_without_reordering() {
     let pinned = heuristics(
         &r,
         &HeuristicsOptions {
-            pin: Some("sm120".into()),
+            pin: Some(Selector::engine(EngineKind::Sm120)),
             ..Default::default()
         },
     );
@@ -329,11 +329,16 @@ fn deselection_and_pinning_filter_without_reordering() {
     let none = heuristics(
         &r,
         &HeuristicsOptions {
-            pin: Some("sm90".into()),
+            deselect: Selector::all(),
             ..Default::default()
         },
     );
     assert!(none.is_empty());
+    // A name that selects nothing cannot become a pin or a deselection at all.
+    let typo = "sm90".parse::<Selector>().unwrap_err();
+    assert!(typo
+        .to_string()
+        .starts_with("no engine configuration is called `sm90`; known:"));
 }
 
 /// The analyzer never panics: every fixture, with every tensor's dims and strides pushed to
@@ -459,7 +464,7 @@ fn json_reports_match_their_schema() {
 fn a_route_pin_keeps_forward_nodes_on_the_pinned_engine() {
     let r = report("valid/fwd_bwd_two_nodes.json", "rtx-5090");
     let pin = HeuristicsOptions {
-        pin: Some("sm120/relay".into()),
+        pin: Some(Selector::route(Route::Relay)),
         ..Default::default()
     };
     let ranked = heuristics(&r, &pin);
@@ -483,7 +488,8 @@ fn approve_best_gives_one_plan_per_node() {
         matches!(plans[1].attn_scale(), rime::analyzer::AttnScale::Value(v) if (v - 0.125).abs() < 1e-7)
     );
     let none = r.approve_best(&HeuristicsOptions {
-        pin: Some("sm90".into()),
+        deselect: vec![Selector::engine(EngineKind::Sm120)],
+        pin: Some(Selector::engine(EngineKind::Sm120)),
         ..Default::default()
     });
     assert!(matches!(

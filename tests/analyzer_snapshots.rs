@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use rime::analyzer::{
-    analyze, heuristics, render_candidates, render_report, sm120, HeuristicsMode,
-    HeuristicsOptions, KernelConfig, KernelRole, Subject, Target,
+    analyze, heuristics, render_candidates, render_report, sm120, EngineKind, HeuristicsMode,
+    HeuristicsOptions, KernelConfig, KernelRole, Route, Selector, Subject, Target,
 };
 
 const TARGETS: [&str; 4] = ["rtx-5090", "rtx-pro-6000", "h200", "cpu"];
@@ -146,14 +146,17 @@ fn heuristics_modes_deselection_and_pinning() {
         (
             "--deselect sm120/atomic --deselect cpu_reference",
             HeuristicsOptions {
-                deselect: vec!["sm120/atomic".into(), "cpu_reference".into()],
+                deselect: vec![
+                    Selector::route(Route::Atomic),
+                    Selector::engine(EngineKind::CpuReference),
+                ],
                 ..Default::default()
             },
         ),
         (
             "--pin sm120/two_kernel",
             HeuristicsOptions {
-                pin: Some("sm120/two_kernel".into()),
+                pin: Some(Selector::route(Route::TwoKernel)),
                 ..Default::default()
             },
         ),

@@ -14,7 +14,7 @@
 
 use rime_analyzer::{
     analyze, heuristics, render_candidates, render_report, report_json, EngineKind, HeuristicsMode,
-    HeuristicsOptions, ReasonCode, SupportReport, Target, Verdict,
+    HeuristicsOptions, ReasonCode, Route, Selector, SupportReport, Target, Verdict,
 };
 use rime_graph::Graph;
 
@@ -77,13 +77,16 @@ fn check_report(graph: &Graph, valid: bool, report: &SupportReport) {
             },
             HeuristicsOptions {
                 mode,
-                deselect: vec!["sm120/atomic".to_owned(), "cpu_reference".to_owned()],
+                deselect: vec![
+                    Selector::route(Route::Atomic),
+                    Selector::engine(EngineKind::CpuReference),
+                ],
                 pin: None,
             },
             HeuristicsOptions {
                 mode,
                 deselect: Vec::new(),
-                pin: Some("sm120/relay".to_owned()),
+                pin: Some(Selector::route(Route::Relay)),
             },
         ]
     });

@@ -8,8 +8,8 @@
 //!
 //! On a GPU target the CPU reference engine ranks after every GPU configuration in every mode.
 //!
-//! Users deselect configurations (`sm120`, `sm120/atomic`, ...) or pin one; deselected and
-//! unpinned ones are dropped, never reordered.
+//! Users deselect configurations or pin one by [`Selector`] (`sm120`, `sm120/atomic`, ...);
+//! deselected and unpinned ones are dropped, never reordered.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -18,7 +18,7 @@ use rime_graph::NodeId;
 
 use crate::cost::{estimate, padding_note, CostEstimate};
 use crate::workspace::human_bytes;
-use crate::{EngineConfig, EngineKind, Route, SupportReport};
+use crate::{EngineConfig, EngineKind, Route, Selector, SupportReport};
 
 /// How candidates are ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -68,24 +68,11 @@ impl fmt::Display for HeuristicsMode {
 pub struct HeuristicsOptions {
     /// Ordering mode.
     pub mode: HeuristicsMode,
-    /// Configurations to drop: an engine name (`sm120`) or `engine/route` (`sm120/atomic`).
-    pub deselect: Vec<String>,
+    /// Configurations to drop.
+    pub deselect: Vec<Selector>,
     /// When set, keep only configurations matching this selector (a route pin keeps the
     /// route-less forward configurations of its engine).
-    pub pin: Option<String>,
-}
-
-impl HeuristicsOptions {
-    /// The first `pin` or `deselect` selector that is not in [`known_selectors`]: it would
-    /// silently keep nothing (a pin) or drop nothing (a deselection), so callers refuse it.
-    pub fn unknown_selector(&self) -> Option<&str> {
-        let known = known_selectors();
-        self.pin
-            .iter()
-            .chain(&self.deselect)
-            .map(String::as_str)
-            .find(|s| !known.iter().any(|k| k == s.trim()))
-    }
+    pub pin: Option<Selector>,
 }
 
 /// One ranked, supported configuration of one node.
@@ -105,31 +92,6 @@ pub struct Candidate {
     pub explanation: String,
 }
 
-/// Every selector a configuration can match: each engine's name and each `engine/route` of
-/// the SM120 backward. Anything else matches nothing, so a command line checks its
-/// `--engine`, `--pin` and `--deselect` values against this list.
-pub fn known_selectors() -> Vec<String> {
-    let engines = EngineKind::ALL.iter().map(|e| e.name().to_owned());
-    let routes = Route::ALL
-        .iter()
-        .map(|&r| crate::engine::label(EngineKind::Sm120, Some(r)));
-    engines.chain(routes).collect()
-}
-
-/// True when `selector` (an engine name or `engine/route`) names `config` exactly: what
-/// deselection drops.
-pub fn matches(selector: &str, config: &EngineConfig) -> bool {
-    let selector = selector.trim();
-    selector == config.engine.name() || selector == config.label()
-}
-
-/// True when `config` may stay under the pin `selector`: it matches, or it is a route-less
-/// configuration (a forward node) of the pinned engine — a route pin applies to backward nodes.
-pub fn allowed_by_pin(selector: &str, config: &EngineConfig) -> bool {
-    let engine = selector.trim().split('/').next().unwrap_or_default();
-    matches(selector, config) || (config.route.is_none() && engine == config.engine.name())
-}
-
 /// The supported configurations of every node, ranked by `options`, nodes in report order.
 pub fn heuristics(report: &SupportReport, options: &HeuristicsOptions) -> Vec<Candidate> {
     let mut out = Vec::new();
@@ -140,8 +102,8 @@ pub fn heuristics(report: &SupportReport, options: &HeuristicsOptions) -> Vec<Ca
         let mut ranked: Vec<(EngineConfig, CostEstimate)> = node
             .supported()
             .filter_map(|c| c.config())
-            .filter(|c| !options.deselect.iter().any(|s| matches(s, c)))
-            .filter(|c| options.pin.as_deref().is_none_or(|p| allowed_by_pin(p, c)))
+            .filter(|c| !options.deselect.iter().any(|s| s.matches(c)))
+            .filter(|c| options.pin.is_none_or(|p| p.keeps_under_pin(c)))
             .map(|c| {
                 let e = estimate(report.graph(), graph_node, &shape, &c, report.target());
                 (c, e)
@@ -258,31 +220,4 @@ fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, de
         parts.push(p);
     }
     parts.join("; ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_selectors_are_named() {
-        let options = |pin: Option<&str>, deselect: &[&str]| HeuristicsOptions {
-            pin: pin.map(str::to_owned),
-            deselect: deselect.iter().map(|s| (*s).to_owned()).collect(),
-            ..HeuristicsOptions::default()
-        };
-        assert_eq!(options(None, &[]).unknown_selector(), None);
-        assert_eq!(
-            options(Some("sm120/relay"), &["cpu_reference", " sm120/atomic"]).unknown_selector(),
-            None
-        );
-        assert_eq!(
-            options(Some("sm120/atomc"), &[]).unknown_selector(),
-            Some("sm120/atomc")
-        );
-        assert_eq!(
-            options(None, &["sm120", "cudnn"]).unknown_selector(),
-            Some("cudnn")
-        );
-    }
 }

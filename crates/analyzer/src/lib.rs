@@ -46,13 +46,14 @@ mod render;
 mod report;
 pub mod report_json;
 mod rules;
+mod selector;
 pub mod sm120;
 mod target;
 mod workspace;
 
 pub use analyze::analyze;
 pub use engine::{EngineConfig, EngineKind, Route};
-pub use heuristics::{heuristics, known_selectors, Candidate, HeuristicsMode, HeuristicsOptions};
+pub use heuristics::{heuristics, Candidate, HeuristicsMode, HeuristicsOptions};
 pub use plan::{ApproveError, ApprovedPlan, AttnScale};
 pub use problem::{Band, BiasShape, ProblemShape, SdpaProblem, TensorSpec};
 pub use reason::{reasons_markdown, Area, ReasonCode};
@@ -60,6 +61,7 @@ pub use rejection::{Limit, Rejection, Subject};
 pub use render::{render_candidates, render_report};
 pub use report::{ConfigReport, NodeReport, SupportReport, Verdict};
 pub use rules::structure::code_of as structural_code;
+pub use selector::{known_selectors, Selector, UnknownSelector};
 pub use sm120::{KernelConfig, KernelRole};
 pub use target::{DeviceKind, DeviceProperties, Target, DEFAULT_FREE_FRACTION};
 pub use workspace::{

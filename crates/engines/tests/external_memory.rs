@@ -147,7 +147,9 @@ fn a_plan_built_once_runs_on_a_borrowed_stream_and_refuses_a_foreign_one() {
         .expect("builds");
     let report = analyze(&g, &dev.target().expect("target"));
     let pinned = HeuristicsOptions {
-        pin: Some("sm120".to_owned()),
+        pin: Some(rime_analyzer::Selector::engine(
+            rime_analyzer::EngineKind::Sm120,
+        )),
         ..HeuristicsOptions::default()
     };
     let approved = report

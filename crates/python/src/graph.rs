@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyString};
 use rime_analyzer::{
-    analyze, heuristics, HeuristicsMode, HeuristicsOptions, SupportReport, Target,
+    analyze, heuristics, HeuristicsMode, HeuristicsOptions, Selector, SupportReport, Target,
 };
 use rime_engines::cuda::{probe, CudaStatus};
 use rime_graph::{
@@ -542,12 +542,12 @@ impl PyGraph {
     ) -> PyResult<Vec<Candidate>> {
         let (t, _) = resolve_target(py, target, free_memory)?;
         let report = analyze(&self.graph, &t);
+        let (pin, deselect) = selectors(pin.as_deref(), &deselect)?;
         let options = HeuristicsOptions {
             mode: mode_of(mode)?,
             deselect,
             pin,
         };
-        known(&options)?;
         Ok(heuristics(&report, &options)
             .into_iter()
             .map(|candidate| Candidate { candidate })
@@ -586,18 +586,18 @@ impl PyGraph {
             ))
         })?;
         let engine = engine_of(place);
+        let (pin, deselect) = selectors(pin.as_deref(), &deselect)?;
         let mut options = pinned(engine);
         options.mode = mode_of(mode)?;
         options.deselect = deselect;
         if let Some(p) = pin {
-            if !p.starts_with(engine.name()) {
+            if p.engine_kind() != engine {
                 return Err(PyValueError::new_err(format!(
-                    "pin: {p:?} is not a configuration of {engine}, the engine of {place}"
+                    "pin: `{p}` is not a configuration of {engine}, the engine of {place}"
                 )));
             }
             options.pin = Some(p);
         }
-        known(&options)?;
         let report: SupportReport = analyze(&self.graph, &t);
         let approved = report.approve_best(&options).map_err(|e| {
             let rs = reasons(&report, Some(engine));
@@ -1019,14 +1019,17 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// ValueError for a `pin` or `deselect` that names no configuration: it would keep nothing or
-/// drop nothing without a word.
-fn known(options: &HeuristicsOptions) -> PyResult<()> {
-    match options.unknown_selector() {
-        Some(s) => Err(PyValueError::new_err(format!(
-            "unknown engine or route {s:?} in pin / deselect; known: {}",
-            rime_analyzer::known_selectors().join(", ")
-        ))),
-        None => Ok(()),
-    }
+/// The `pin` and `deselect` arguments as selectors; a ValueError naming the argument for a
+/// name that selects nothing (it would keep nothing or drop nothing without a word).
+fn selectors(
+    pin: Option<&str>,
+    deselect: &[String],
+) -> PyResult<(Option<Selector>, Vec<Selector>)> {
+    let parse = |arg: &str, text: &str| {
+        text.parse::<Selector>()
+            .map_err(|e| PyValueError::new_err(format!("{arg}: {e}")))
+    };
+    let pin = pin.map(|p| parse("pin", p)).transpose()?;
+    let deselect = deselect.iter().map(|d| parse("deselect", d));
+    Ok((pin, deselect.collect::<PyResult<_>>()?))
 }

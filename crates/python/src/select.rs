@@ -3,7 +3,9 @@
 //! `UnsupportedGraph` with every reason that engine (and the graph) gives.
 
 use pyo3::prelude::*;
-use rime_analyzer::{analyze, ApprovedPlan, EngineKind, HeuristicsOptions, SupportReport};
+use rime_analyzer::{
+    analyze, ApprovedPlan, EngineKind, HeuristicsOptions, Selector, SupportReport,
+};
 use rime_graph::Graph;
 
 use crate::array::Place;
@@ -40,7 +42,7 @@ pub fn reasons(report: &SupportReport, engine: Option<EngineKind>) -> Vec<Reason
 /// The heuristics options that keep only `engine`'s configurations.
 pub fn pinned(engine: EngineKind) -> HeuristicsOptions {
     HeuristicsOptions {
-        pin: Some(engine.name().to_owned()),
+        pin: Some(Selector::engine(engine)),
         ..HeuristicsOptions::default()
     }
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use rime_analyzer::{
-    heuristics, render_candidates, report_json, HeuristicsMode, HeuristicsOptions,
+    heuristics, render_candidates, report_json, HeuristicsMode, HeuristicsOptions, Selector,
 };
 
 use super::target_args::AnalysisArgs;
@@ -20,11 +20,11 @@ pub struct HeuristicsArgs {
     #[arg(long, default_value = "a", value_parser = ["a", "b", "fallback"])]
     mode: String,
     /// Drop configurations: an engine (`sm120`) or `engine/route` (`sm120/atomic`). Repeatable.
-    #[arg(long, value_parser = super::target_args::selector)]
-    deselect: Vec<String>,
+    #[arg(long, value_parser = clap::value_parser!(Selector))]
+    deselect: Vec<Selector>,
     /// Keep only this configuration (an engine or `engine/route`).
-    #[arg(long, value_parser = super::target_args::selector)]
-    pin: Option<String>,
+    #[arg(long, value_parser = clap::value_parser!(Selector))]
+    pin: Option<Selector>,
 }
 
 /// Prints the ranking. Exit 1 when some node has no candidate left.
@@ -35,7 +35,7 @@ pub fn run(args: &HeuristicsArgs) -> anyhow::Result<ExitCode> {
     let options = HeuristicsOptions {
         mode,
         deselect: args.deselect.clone(),
-        pin: args.pin.clone(),
+        pin: args.pin,
     };
     let target = args.analysis.target()?;
     let report = args.analysis.report(&args.file, &target)?;

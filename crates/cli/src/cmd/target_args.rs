@@ -11,24 +11,6 @@ pub fn target_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(Target::NAMES.into_iter().chain(["auto"]))
 }
 
-/// An engine configuration given on the command line (`--engine`, `--pin`, `--deselect`):
-/// one the heuristics know, or a usage error that lists them.
-///
-/// # Errors
-/// A name that selects no configuration.
-pub fn selector(text: &str) -> Result<String, String> {
-    let known = rime_analyzer::known_selectors();
-    if known.iter().any(|k| k == text.trim()) {
-        Ok(text.trim().to_owned())
-    } else {
-        Err(format!(
-            "no engine configuration is called `{}`; known: {}",
-            rime_graph::shown(text),
-            known.join(", ")
-        ))
-    }
-}
-
 /// How to read the graph, and the target to analyse it for.
 #[derive(Debug, clap::Args)]
 pub struct AnalysisArgs {

@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context as _};
-use rime_analyzer::{analyze, heuristics, render_report, Candidate, HeuristicsOptions, Target};
+use rime_analyzer::{
+    analyze, heuristics, render_report, Candidate, EngineKind, HeuristicsOptions, Selector, Target,
+};
 use rime_engines::{CpuEngine, Engine, HostBuffer, MemoryNeeds, Plan};
 use rime_graph::{shown, Dataflow, Graph, Node, NodeId, OpKind, Port, TensorId};
 
@@ -189,7 +191,7 @@ impl Twin {
         let target = Target::by_name("cpu").context("no cpu target")?;
         let report = analyze(&twin, &target);
         let pin = HeuristicsOptions {
-            pin: Some("cpu_reference".to_owned()),
+            pin: Some(Selector::engine(EngineKind::CpuReference)),
             ..HeuristicsOptions::default()
         };
         let ranked = heuristics(&report, &pin);

@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use rime_analyzer::{
-    analyze, heuristics, render_report, Candidate, EngineKind, HeuristicsOptions, Target,
+    analyze, heuristics, render_report, Candidate, EngineKind, HeuristicsOptions, Selector, Target,
 };
 use rime_engines::cuda::CudaDevice;
 use rime_engines::{engine_for, Engine, HostBuffer, Plan, VariantPack};
@@ -57,8 +57,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "auto", value_parser = super::target_args::target_names())]
     pub target: String,
     /// Pin an engine configuration (`cpu_reference`, `sm120`, `sm120/relay`, ...).
-    #[arg(long, value_parser = super::target_args::selector)]
-    pub engine: Option<String>,
+    #[arg(long, value_parser = clap::value_parser!(Selector))]
+    pub engine: Option<Selector>,
     /// Input tensors by graph tensor name (safetensors); missing ones are seeded random.
     #[arg(long)]
     pub inputs: Option<PathBuf>,
@@ -236,7 +236,7 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
     record.target = Some(target.name.clone());
     let report = analyze(&graph, &target);
     let options = HeuristicsOptions {
-        pin: args.engine.clone(),
+        pin: args.engine,
         ..HeuristicsOptions::default()
     };
     let ranked = heuristics(&report, &options);
