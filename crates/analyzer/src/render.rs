@@ -222,7 +222,13 @@ pub fn render_candidates(report: &SupportReport, candidates: &[Candidate]) -> St
             node.op
         );
         let mine: Vec<&Candidate> = candidates.iter().filter(|c| c.node == node.node).collect();
-        if mine.is_empty() {
+        if mine.is_empty() && node.supported().next().is_some() {
+            let _ = writeln!(
+                out,
+                "  no configuration left: the pin or deselection removed every supported one \
+                 (see `rime check`)"
+            );
+        } else if mine.is_empty() {
             let _ = writeln!(out, "  no supported configuration (see `rime check`)");
         }
         for c in mine {

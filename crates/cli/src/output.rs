@@ -6,7 +6,11 @@
 //! file (a killed process may leave the hidden temporary file behind).
 //!
 //! A path that exists and is not a regular file (`/dev/null`, a pipe) is a stream: it is
-//! written in place, as there is nothing to replace atomically.
+//! written in place, as there is nothing to replace atomically. A path that is this process's
+//! own standard output or error (`/dev/stdout`, `/proc/self/fd/2`, a file or pipe they are
+//! redirected to) is refused: rime prints there, so the two would interleave, and replacing
+//! the redirected file would lose what the stream had appended to it. A character device
+//! (`/dev/null`, a terminal) is exempt: nothing there can be lost.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -52,6 +56,35 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Which of this process's standard streams `path` is (the same file, pipe or socket); a
+/// character device is never reported, as nothing written there can be lost.
+fn standard_stream(path: &Path) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let given = std::fs::metadata(path).ok()?;
+        if given.file_type().is_char_device() {
+            return None;
+        }
+        let stat = |fd: std::os::fd::BorrowedFd<'_>| {
+            let m = File::from(fd.try_clone_to_owned().ok()?).metadata().ok()?;
+            Some((m.dev(), m.ino()))
+        };
+        let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+        let same = |fd| stat(fd) == Some((given.dev(), given.ino()));
+        if same(stdout.as_fd()) {
+            return Some("standard output");
+        }
+        if same(stderr.as_fd()) {
+            return Some("standard error");
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    None
+}
+
 /// Where writing to `path` lands: the file a symlink chain points to, or `path` in its
 /// (canonical) directory when nothing is there yet.
 fn resolve(path: &Path) -> anyhow::Result<PathBuf> {
@@ -90,6 +123,28 @@ impl OutputFile {
     /// take a new file.
     pub fn prepare(path: &Path, reads: &[(&str, &Path)]) -> anyhow::Result<OutputFile> {
         let shown = shown_text(&path.display().to_string()).to_string();
+        if let Some(stream) = standard_stream(path) {
+            bail!(
+                "refusing to write outputs to {shown}: it is this command's {stream}, where rime \
+                 prints its report; name a file instead"
+            );
+        }
+        // A device or pipe is opened as the path names it (`/dev/fd/N` of a pipe has no
+        // canonical path), now, so that a refusal comes before any work.
+        if let Ok(m) = std::fs::metadata(path) {
+            if !m.is_file() && !m.is_dir() {
+                let file = OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("cannot write outputs to {shown}"))?;
+                return Ok(OutputFile {
+                    shown,
+                    target: path.to_owned(),
+                    sink: Some(Sink::Stream(file)),
+                    keep: None,
+                });
+            }
+        }
         let target = resolve(path)?;
         for (what, read) in reads {
             if same_file(&target, read) {
@@ -103,23 +158,16 @@ impl OutputFile {
         if existing.as_ref().is_some_and(|m| m.is_dir()) {
             bail!("cannot write outputs to {shown}: it is a directory");
         }
-        if existing.as_ref().is_some_and(|m| !m.is_file()) {
-            // A device or pipe: opened now, so that a refusal comes before any work.
-            let file = OpenOptions::new()
-                .write(true)
-                .open(&target)
-                .with_context(|| format!("cannot write outputs to {shown}"))?;
-            return Ok(OutputFile {
-                shown,
-                target,
-                sink: Some(Sink::Stream(file)),
-                keep: None,
-            });
-        }
         let dir = target.parent().unwrap_or(Path::new("."));
         let name = target.file_name().unwrap_or_default().to_string_lossy();
+        // Cut so that the temporary name fits wherever the target's does (255 bytes).
+        let mut cut = name.len().min(200);
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let stem = &name[..cut];
         for n in 0..100u32 {
-            let temp = dir.join(format!(".{name}.rime-{}-{n}.tmp", std::process::id()));
+            let temp = dir.join(format!(".{stem}.rime-{}-{n}.tmp", std::process::id()));
             match OpenOptions::new().write(true).create_new(true).open(&temp) {
                 Ok(file) => {
                     return Ok(OutputFile {

@@ -187,3 +187,29 @@ fn given_inputs_are_used_and_the_seed_only_fills_the_rest() {
     assert_ne!(given, run("1", false), "the given inputs must be used");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--outputs /dev/stdout` with stdout appended to a file: replacing that file would lose what
+/// it held (and rime's own report), so the output is refused and the file kept.
+#[cfg(target_os = "linux")]
+#[test]
+fn outputs_on_a_redirected_stdout_keep_the_file() {
+    let dir = std::env::temp_dir().join(format!("rime-run-stdout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log.txt");
+    std::fs::write(&log, "important\n").unwrap();
+    for stream in ["/dev/stdout", "/dev/stderr"] {
+        let append = || std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let status = Command::new(env!("CARGO_BIN_EXE_rime"))
+            .args(["run", example().to_str().unwrap(), "--target", "cpu"])
+            .args(["--outputs", stream])
+            .stdout(append())
+            .stderr(append())
+            .status()
+            .expect("rime runs");
+        assert_eq!(status.code(), Some(1), "{stream}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.starts_with("important\n"), "{stream}: {text}");
+        assert!(text.contains("refusing to write outputs to"), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

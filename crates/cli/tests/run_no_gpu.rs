@@ -60,8 +60,7 @@ fn a_pinned_gpu_engine_is_an_error_that_says_why() {
         );
         if target == "rtx-5090" {
             assert!(
-                stderr
-                    .contains("sm120/relay supports it, but needs a GPU this machine cannot drive"),
+                stderr.contains("sm120/relay support it, but need a GPU this machine cannot drive"),
                 "{stderr}"
             );
         } else {

@@ -295,6 +295,54 @@ impl Iterator for LogicalOffsets {
     }
 }
 
+/// Why [`HostBuffer::from_logical`] placed nothing.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlaceError {
+    /// The element count does not match the dims, or the layout does not fit `span`.
+    #[error("the element count or the layout does not fit")]
+    Layout,
+    /// Logical element `index` (row-major) lands on memory element `offset`, which an earlier
+    /// logical element with a different value already holds.
+    #[error(
+        "logical element {index} lands on memory element {offset}, which an earlier element \
+         with a different value already fills"
+    )]
+    Aliased {
+        /// Row-major logical index.
+        index: usize,
+        /// Memory element.
+        offset: usize,
+    },
+    /// The buffer could not be allocated.
+    #[error(transparent)]
+    Memory(#[from] EngineError),
+}
+
+/// Bit patterns, so that placing compares NaN payloads and signed zeros exactly.
+trait Bits {
+    fn to_bits(self) -> u64;
+}
+
+macro_rules! bits {
+    ($($t:ty => |$x:ident| $e:expr),*) => {
+        $(impl Bits for $t {
+            fn to_bits(self) -> u64 {
+                let $x = self;
+                $e
+            }
+        })*
+    };
+}
+
+bits!(
+    f16 => |x| u64::from(x.to_bits()),
+    bf16 => |x| u64::from(x.to_bits()),
+    f32 => |x| u64::from(x.to_bits()),
+    f64 => |x| x.to_bits(),
+    i32 => |x| u64::from(u32::from_ne_bytes(x.to_ne_bytes())),
+    i64 => |x| u64::from_ne_bytes(x.to_ne_bytes())
+);
+
 macro_rules! map_host {
     ($buf:expr, $v:ident => $body:expr) => {
         match $buf {
@@ -324,38 +372,53 @@ impl HostBuffer {
     }
 
     /// Places packed logical elements into a buffer of `span` elements laid out with
-    /// (dims, strides); gaps are zero. `None` when the element count or layout does not fit.
+    /// (dims, strides); gaps are zero. Where the layout maps several logical elements to one
+    /// memory element (a stride of 0, overlapping strides), they must hold the same value:
+    /// placing them would otherwise keep the last one and drop the others without a word.
     ///
     /// # Errors
-    /// [`EngineError::OutOfHostMemory`] when the buffer cannot be allocated.
+    /// [`PlaceError::Layout`] when the element count or layout does not fit,
+    /// [`PlaceError::Aliased`] for differing values on one memory element, and
+    /// [`PlaceError::Memory`] when the buffer cannot be allocated.
     pub fn from_logical(
         &self,
         dims: &[i64],
         strides: &[i64],
         span: usize,
-    ) -> Result<Option<HostBuffer>, EngineError> {
-        let Some(offsets) = LogicalOffsets::new(dims, strides) else {
-            return Ok(None);
-        };
+    ) -> Result<HostBuffer, PlaceError> {
+        let offsets = LogicalOffsets::new(dims, strides).ok_or(PlaceError::Layout)?;
         if u64::try_from(self.len()).ok() != Some(offsets.elements()) {
-            return Ok(None);
+            return Err(PlaceError::Layout);
         }
         let mut out = HostBuffer::try_zeros(self.data_type(), span, "a strided copy")?;
+        // One bit per memory element, only for layouts that can alias.
+        let mut placed = if rime_graph::layout_overlaps(dims, strides) {
+            Some(try_filled(span.div_ceil(64), 0u64, "a strided copy's map")?)
+        } else {
+            None
+        };
         macro_rules! place {
             ($($variant:ident),*) => {
                 match (&mut out, self) {
                     $((HostBuffer::$variant(dst), HostBuffer::$variant(src)) => {
-                        for (o, &x) in offsets.zip(src) {
-                            let Some(slot) = dst.get_mut(o) else { return Ok(None) };
+                        for (index, (offset, &x)) in offsets.zip(src).enumerate() {
+                            let slot = dst.get_mut(offset).ok_or(PlaceError::Layout)?;
+                            if let Some(placed) = placed.as_mut() {
+                                let (word, bit) = (offset / 64, 1u64 << (offset % 64));
+                                if placed[word] & bit != 0 && Bits::to_bits(*slot) != Bits::to_bits(x) {
+                                    return Err(PlaceError::Aliased { index, offset });
+                                }
+                                placed[word] |= bit;
+                            }
                             *slot = x;
                         }
                     })*
-                    _ => return Ok(None),
+                    _ => return Err(PlaceError::Layout),
                 }
             };
         }
         place!(F16, Bf16, F32, F64, I32, I64);
-        Ok(Some(out))
+        Ok(out)
     }
 
     /// Calls `f` with every logical element of (dims, strides), widened to f64, in row-major
@@ -525,11 +588,28 @@ mod tests {
     fn logical_and_strided_layouts_convert_both_ways() {
         // (2, 3) stored column-major with a gap: strides (1, 3), span 8.
         let logical = HostBuffer::I32(vec![0, 1, 2, 3, 4, 5]);
-        let strided = logical.from_logical(&[2, 3], &[1, 3], 8).unwrap().unwrap();
+        let strided = logical.from_logical(&[2, 3], &[1, 3], 8).unwrap();
         assert_eq!(strided, HostBuffer::I32(vec![0, 3, 0, 1, 4, 0, 2, 5]));
         assert_eq!(strided.to_logical(&[2, 3], &[1, 3]), Some(logical.clone()));
-        assert_eq!(logical.from_logical(&[2, 3], &[1, 3], 7), Ok(None));
+        assert_eq!(
+            logical.from_logical(&[2, 3], &[1, 3], 7),
+            Err(PlaceError::Layout)
+        );
         assert!(strided.to_logical(&[2, 3], &[1, 4]).is_none());
+        // A stride of 0 places equal values on one element; differing ones are refused.
+        let repeated = HostBuffer::F32(vec![1.0, 2.0, 1.0, 2.0]);
+        let broadcast = repeated.from_logical(&[2, 2], &[0, 1], 2).unwrap();
+        assert_eq!(broadcast, HostBuffer::F32(vec![1.0, 2.0]));
+        let differing = HostBuffer::F32(vec![1.0, 2.0, 1.0, -0.0]);
+        assert_eq!(
+            differing.from_logical(&[2, 2], &[0, 1], 2),
+            Err(PlaceError::Aliased {
+                index: 3,
+                offset: 1
+            })
+        );
+        let signed_zeros = HostBuffer::F32(vec![0.0, -0.0]);
+        assert!(signed_zeros.from_logical(&[2], &[0], 1).is_err());
         let mut seen = Vec::new();
         assert!(strided.for_each_logical(&[2, 3], &[1, 3], |x| seen.push(x)));
         assert_eq!(seen, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);

@@ -47,6 +47,7 @@ mod workspace;
 
 pub use buffer::{
     Buffer, HostBuffer, HostData, HostDataMut, LogicalOffsets, MemoryLocation, MemorySpan,
+    PlaceError,
 };
 pub use cpu::CpuEngine;
 pub use engine::{expect_engine, Engine};

@@ -44,6 +44,7 @@ pub use error::{GraphError, ValidationErrors};
 pub use graph::{Graph, SdpaBackwardGrads, SdpaForwardOutputs};
 pub use json::LoadError;
 pub use node::{Node, NodeId, OpKind};
+pub use overlap::layout_overlaps;
 pub use port::{Port, Sequence};
 pub use sdpa::{DiagonalAlignment, SdpaBackwardAttrs, SdpaForwardAttrs, SdpaOptions};
 pub use shown::{shown, shown_list, shown_text, Shown, NAME_CHARS, TEXT_CHARS};

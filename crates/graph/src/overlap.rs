@@ -6,45 +6,54 @@
 use crate::Tensor;
 
 impl Tensor {
-    /// True when two distinct indices may share a memory element.
-    ///
-    /// The test is the usual sufficient condition for a non-overlapping layout: with the dims
-    /// of extent > 1 ordered by stride, each stride must exceed the span of all smaller ones
-    /// (sum of (dim - 1) * stride). Every BHSD, BSHD, interleaved or padded-row layout passes;
-    /// an exotic interleaving that does not overlap but fails the test is reported too (use a
-    /// plain layout for outputs). Layouts with negative strides or dims < 1 are validation
-    /// errors of their own and report `false` here.
+    /// True when two distinct indices may share a memory element ([`layout_overlaps`]).
     ///
     /// A ragged (THD) tensor's sequences are placed by its offsets, not by its batch stride
     /// (which is then unused): only the layout of one sequence, (H, S, D), is tested here. That
     /// sequences do not overlap each other depends on the offsets, which only execution sees.
     pub fn overlaps_itself(&self) -> bool {
         let placed_by_offsets = usize::from(self.ragged_offset.is_some());
-        let mut axes: Vec<(u64, u64)> = Vec::with_capacity(self.dims.len());
-        for (&d, &s) in self.dims.iter().zip(&self.strides).skip(placed_by_offsets) {
-            let (Ok(d), Ok(s)) = (u64::try_from(d), u64::try_from(s)) else {
-                return false;
-            };
-            if d > 1 {
-                axes.push((s, d));
-            }
-        }
-        axes.sort_unstable();
-        let mut span = 0u64; // largest offset reachable with the smaller-stride axes
-        for (stride, dim) in axes {
-            if stride <= span {
-                return true;
-            }
-            let Some(reach) = (dim - 1)
-                .checked_mul(stride)
-                .and_then(|r| r.checked_add(span))
-            else {
-                return false; // the size check reports the overflow
-            };
-            span = reach;
-        }
-        false
+        let skip = placed_by_offsets.min(self.dims.len());
+        layout_overlaps(
+            &self.dims[skip..],
+            &self.strides[skip.min(self.strides.len())..],
+        )
     }
+}
+
+/// True when two distinct indices of (dims, strides) may share a memory element.
+///
+/// The test is the usual sufficient condition for a non-overlapping layout: with the dims of
+/// extent > 1 ordered by stride, each stride must exceed the span of all smaller ones (sum of
+/// (dim - 1) * stride). Every BHSD, BSHD, interleaved or padded-row layout passes; an exotic
+/// interleaving that does not overlap but fails the test is reported too (use a plain layout
+/// for outputs). Layouts with negative strides or dims < 1 are validation errors of their own
+/// and report `false` here.
+pub fn layout_overlaps(dims: &[i64], strides: &[i64]) -> bool {
+    let mut axes: Vec<(u64, u64)> = Vec::with_capacity(dims.len());
+    for (&d, &s) in dims.iter().zip(strides) {
+        let (Ok(d), Ok(s)) = (u64::try_from(d), u64::try_from(s)) else {
+            return false;
+        };
+        if d > 1 {
+            axes.push((s, d));
+        }
+    }
+    axes.sort_unstable();
+    let mut span = 0u64; // largest offset reachable with the smaller-stride axes
+    for (stride, dim) in axes {
+        if stride <= span {
+            return true;
+        }
+        let Some(reach) = (dim - 1)
+            .checked_mul(stride)
+            .and_then(|r| r.checked_add(span))
+        else {
+            return false; // the size check reports the overflow
+        };
+        span = reach;
+    }
+    false
 }
 
 #[cfg(test)]

@@ -93,7 +93,9 @@ fn resolve_target(
     };
     Ok((
         match free_memory {
-            Some(bytes) => target.with_free_memory(bytes),
+            Some(bytes) => target
+                .with_free_memory(bytes)
+                .map_err(|e| PyValueError::new_err(format!("free_memory: {e}")))?,
             None => target,
         },
         place,

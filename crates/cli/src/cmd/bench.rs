@@ -36,8 +36,8 @@ pub struct BenchArgs {
     /// Untimed executions before timing.
     #[arg(long, default_value_t = 5)]
     pub warmup: usize,
-    /// Timed executions (the median is reported).
-    #[arg(long, default_value_t = 20)]
+    /// Timed executions (the median is reported); at least 1.
+    #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub iters: usize,
     /// Run only cases whose name contains this text.
     #[arg(long)]
@@ -65,11 +65,22 @@ fn route_names() -> clap::builder::PossibleValuesParser {
     )
 }
 
+/// Most cases one suite may expand to: a suite file whose lists multiply past it is a mistake
+/// (750,000 graph files before this limit), not a benchmark.
+const MAX_CASES: usize = 10_000;
+
+/// A dimension of a suite entry: an integer from 1 to `i64::MAX` (a graph's dims are i64).
 fn int(v: &Value, key: &str) -> anyhow::Result<usize> {
     v.get(key)
         .and_then(Value::as_u64)
+        .filter(|&x| x >= 1 && i64::try_from(x).is_ok())
         .and_then(|x| usize::try_from(x).ok())
-        .with_context(|| format!("suite entry {v} lacks the non-negative integer '{key}'"))
+        .with_context(|| {
+            format!(
+                "suite entry {v}: '{key}' must be an integer from 1 to {}",
+                i64::MAX
+            )
+        })
 }
 
 fn io_of(v: &Value, default: DataType) -> anyhow::Result<DataType> {
@@ -93,10 +104,14 @@ fn shape_case(
         Some(l) => (l.len(), l.iter().copied().max().unwrap_or(0)),
         None => (int(s, "b")?, int(s, "s")?),
     };
+    let (hq, hk) = (int(s, "hq")?, int(s, "hk")?);
+    if hq % hk != 0 {
+        bail!("suite entry {s}: 'hq' {hq} is not a multiple of 'hk' {hk}");
+    }
     Ok(BackwardCase {
         b,
-        hq: int(s, "hq")?,
-        hk: int(s, "hk")?,
+        hq,
+        hk,
         sq: seq,
         skv: seq,
         d,
@@ -156,7 +171,19 @@ fn suite_cases(suites: &Value, name: &str) -> anyhow::Result<Vec<BackwardCase>> 
         v if v.is_empty() => vec![false],
         v => v,
     };
-    let mut cases = Vec::new();
+    let expanded = [
+        list("shapes").len(),
+        list("bias").len(),
+        flags("causal").len(),
+        flags("deterministic").len(),
+        sinks.len(),
+    ]
+    .into_iter()
+    .try_fold(1usize, usize::checked_mul)
+    .and_then(|n| n.checked_add(list("extra").len()))
+    .filter(|&n| n <= MAX_CASES)
+    .with_context(|| format!("suite '{name}' expands to more than {MAX_CASES} cases"))?;
+    let mut cases = Vec::with_capacity(expanded);
     for s in list("shapes") {
         for b in list("bias") {
             for &causal in &flags("causal") {
@@ -340,6 +367,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
                 .is_none_or(|f| c.name().contains(f.as_str()))
         })
         .collect();
+    // The GPU first, so that a machine without one gets no output directory.
+    let dev = if args.dry_run {
+        None
+    } else {
+        Some(Arc::new(
+            CudaDevice::open_default(0).context("rime bench needs a GPU")?,
+        ))
+    };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let peers: Vec<Value> = cases.iter().map(peer_case).collect();
@@ -359,7 +394,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let dev = Arc::new(CudaDevice::open_default(0).context("rime bench needs a GPU")?);
+    let dev = dev.context("rime bench needs a GPU")?;
     let target = rime_engines::cuda::auto_target(0)?;
     let p = dev.properties();
     let header = format!(

@@ -48,8 +48,8 @@ pub struct SelftestArgs {
     /// output untouched, and valid offsets must write the real tokens only.
     #[arg(long)]
     pub ragged: bool,
-    /// Executions per route for `--determinism`.
-    #[arg(long, default_value_t = 20)]
+    /// Executions per route for `--determinism`; at least 2, so that there is a run to compare.
+    #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..))]
     pub repeats: usize,
     /// Print a JSON document of the sweep (schemas/selftest.v1.schema.json) on stdout; the
     /// lines go to stderr. For the conformance sweep only.

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{bail, Context as _};
-use rime_engines::HostBuffer;
+use rime_engines::{HostBuffer, PlaceError};
 use rime_graph::{sdpa_shape, shown, DataType, Dataflow, Graph, Port, TensorId};
 use safetensors::tensor::{Metadata, TensorInfo};
 
@@ -129,15 +129,23 @@ impl Inputs {
                 return ragged::pack(graph, id, &logical, span, &mut |i| self.integers(graph, i));
             }
             return logical
-                .from_logical(&t.dims, &t.strides, span)?
-                .with_context(|| {
-                    format!(
+                .from_logical(&t.dims, &t.strides, span)
+                .map_err(|e| match e {
+                    PlaceError::Layout => anyhow::anyhow!(
                         "{}: '{name}' holds {} elements, dims {:?} with strides {:?} need them all",
                         file.source(),
                         rime_engines::Buffer::len(&logical),
                         t.dims,
                         t.strides
-                    )
+                    ),
+                    PlaceError::Aliased { .. } => anyhow::anyhow!(
+                        "{}: '{name}': {e}: its strides {:?} (dims {:?}) overlap; give '{name}' \
+                         strides that do not, or equal values where they do",
+                        file.source(),
+                        t.strides,
+                        t.dims
+                    ),
+                    PlaceError::Memory(m) => m.into(),
                 });
         }
         self.random(graph, id, dt, span)

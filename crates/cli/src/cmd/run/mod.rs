@@ -255,9 +255,11 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
                     .collect();
                 if !undriveable.is_empty() {
                     let message = format!(
-                        "node '{}': {} supports it, but needs a GPU this machine cannot drive; use --engine cpu_reference or leave --engine out",
+                        "node '{}': {} {} it, but {} a GPU this machine cannot drive; use --engine cpu_reference or leave --engine out",
                         node_name(&graph, node),
-                        undriveable.join(", ")
+                        undriveable.join(", "),
+                        if undriveable.len() == 1 { "supports" } else { "support" },
+                        if undriveable.len() == 1 { "needs" } else { "need" }
                     );
                     eprintln!("error: {message}");
                     record.errors.push(message);
@@ -377,21 +379,28 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
             record.outputs.push(summary.doc(&graph, id, buffer)?);
         }
     }
+    // NaN and inf in the inputs propagate (docs/cpu-engine.md): say where they ended up, and
+    // name given inputs that hold them even when no output does (Stats = +inf marks a row as
+    // fully masked: it gives that row zero dQ, which the outputs alone would not explain).
     if !non_finite.is_empty() {
-        // NaN and inf in the inputs propagate (docs/cpu-engine.md): say where they ended up.
         say!("non-finite values in: {}", non_finite.join(", "));
-        let given: Vec<String> = held
-            .iter()
-            .filter(|&&id| inputs.given(&graph, id) && !ragged::is_ragged(&graph, id))
-            .filter_map(|&id| {
-                Summary::of(&graph, id, tensors.get(&id)?)
-                    .ok()?
-                    .non_finite()
-            })
-            .collect();
-        if !given.is_empty() {
-            say!("  from non-finite inputs: {}", given.join(", "));
-        }
+    }
+    let given: Vec<String> = held
+        .iter()
+        .filter(|&&id| inputs.given(&graph, id) && !ragged::is_ragged(&graph, id))
+        .filter_map(|&id| {
+            Summary::of(&graph, id, tensors.get(&id)?)
+                .ok()?
+                .non_finite()
+        })
+        .collect();
+    if !given.is_empty() && !non_finite.is_empty() {
+        say!("  from non-finite inputs: {}", given.join(", "));
+    } else if !given.is_empty() {
+        say!(
+            "non-finite values in given inputs (every output is finite): {}",
+            given.join(", ")
+        );
     }
     if let Some(output) = output {
         let shown_path = output.shown().to_owned();

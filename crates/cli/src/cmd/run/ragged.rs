@@ -162,6 +162,9 @@ pub fn pack(
     let place = Placement::of(graph, id, fetch)?.context("not ragged")?;
     let src = logical.to_f64();
     let mut dst = vec![0.0; span];
+    // As for a dense tensor (HostBuffer::from_logical): elements that share memory must be
+    // given the same value, or one would be dropped without a word.
+    let mut placed = t.overlaps_itself().then(|| vec![false; span]);
     let mut count = 0usize;
     for (i, at) in logical_elements(&place.view, &place.offsets, &place.tokens).enumerate() {
         count += 1;
@@ -172,6 +175,20 @@ pub fn pack(
                     shown(&t.name)
                 );
             };
+            if let Some(placed) = placed.as_mut() {
+                if placed[at] && f64::to_bits(*slot) != f64::to_bits(x) {
+                    bail!(
+                        "'{}': logical element {i} lands on memory element {at}, which an \
+                         earlier element with a different value already fills: its strides {:?} \
+                         (dims {:?}) overlap; give it strides that do not, or equal values where \
+                         they do",
+                        shown(&t.name),
+                        t.strides,
+                        t.dims
+                    );
+                }
+                placed[at] = true;
+            }
             *slot = x;
         }
     }
