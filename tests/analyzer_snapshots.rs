@@ -77,7 +77,7 @@ fn two_kernel_falls_back_to_relay_on_small_free_memory() {
     let graph = rime::graph::json::load_file(path).expect("fixture loads");
     let mut out = String::new();
     for free in [600_000u64, 100_000] {
-        let t = target("rtx-5090").with_free_memory(free).unwrap();
+        let t = target("rtx-5090").with_free_memory(free);
         let report = analyze(&graph, &t);
         let ranked = heuristics(&report, &HeuristicsOptions::default());
         let _ = writeln!(out, "===== free memory {free} B");

@@ -71,8 +71,10 @@ fuzz_target!(|data: &[u8]| {
                 let dt = g.data_type(id).expect("typed");
                 let logical = file.buffer(&entry.name, dt).expect("checked type and shape");
                 let span = usize::try_from(t.span_elements().expect("valid")).expect("fits");
-                let laid = logical.from_logical(&t.dims, &t.strides, span).expect("small");
-                assert!(laid.is_some(), "{}: checked dims lay out", entry.name);
+                // The graph's layouts do not overlap, so every checked buffer lays out.
+                if let Err(e) = logical.from_logical(&t.dims, &t.strides, span) {
+                    panic!("{}: checked dims lay out: {e}", entry.name);
+                }
             }
         }
     }

@@ -63,7 +63,7 @@ pub use report::{ConfigReport, NodeReport, SupportReport, Verdict};
 pub use rules::structure::code_of as structural_code;
 pub use selector::{known_selectors, Selector, UnknownSelector};
 pub use sm120::{KernelConfig, KernelRole};
-pub use target::{DeviceKind, DeviceProperties, FreeMemoryError, Target, DEFAULT_FREE_FRACTION};
+pub use target::{DeviceKind, DeviceProperties, Target, DEFAULT_FREE_FRACTION};
 pub use workspace::{
     human_bytes, Region, RegionKind, WorkspaceLayout, WorkspaceOverflow, REGION_ALIGN,
 };

@@ -201,21 +201,10 @@ impl Target {
     }
 
     /// The same target with `bytes` of free memory (measured or chosen by the user).
-    ///
-    /// # Errors
-    /// [`FreeMemoryError`] when `bytes` is more than the target's total memory: every
-    /// workspace check would then pass against memory the device does not have.
-    pub fn with_free_memory(mut self, bytes: u64) -> Result<Target, FreeMemoryError> {
-        if bytes > self.memory_bytes {
-            return Err(FreeMemoryError {
-                target: self.name,
-                free: bytes,
-                total: self.memory_bytes,
-            });
-        }
+    pub fn with_free_memory(mut self, bytes: u64) -> Target {
         self.free_memory_bytes = bytes;
         self.free_memory_measured = true;
-        Ok(self)
+        self
     }
 
     /// Compute capability, `None` for the CPU.
@@ -270,18 +259,6 @@ impl fmt::Display for Target {
     }
 }
 
-/// Free memory given beyond a target's total ([`Target::with_free_memory`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("free memory {free} B is more than the {target} target's total memory, {total} B")]
-pub struct FreeMemoryError {
-    /// The target's name.
-    pub target: String,
-    /// The bytes given.
-    pub free: u64,
-    /// The target's total memory, bytes.
-    pub total: u64,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,20 +279,9 @@ mod tests {
         assert_eq!(Target::by_name("rtx-5090").unwrap().sm_count, 170);
         assert!(Target::by_name("cpu").unwrap().sm().is_none());
         assert!(Target::by_name("rtx-4090").is_none());
-        let small = pro.clone().with_free_memory(1 << 30).unwrap();
+        let small = pro.with_free_memory(1 << 30);
         assert!(small.free_memory_measured);
         assert_eq!(small.free_memory_bytes, 1 << 30);
-        // More free memory than the device has would let every workspace check pass.
-        let total = pro.memory_bytes;
-        assert!(pro.clone().with_free_memory(total).is_ok());
-        let e = pro.with_free_memory(total + 1).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            format!(
-                "free memory {} B is more than the rtx-pro-6000 target's total memory, {total} B",
-                total + 1
-            )
-        );
     }
 
     #[test]

@@ -7,10 +7,10 @@
 //!
 //! A path that exists and is not a regular file (`/dev/null`, a pipe) is a stream: it is
 //! written in place, as there is nothing to replace atomically. A path that is this process's
-//! own standard output or error (`/dev/stdout`, `/proc/self/fd/2`, a file or pipe they are
-//! redirected to) is refused: rime prints there, so the two would interleave, and replacing
-//! the redirected file would lose what the stream had appended to it. A character device
-//! (`/dev/null`, a terminal) is exempt: nothing there can be lost.
+//! own standard input, output or error (`/dev/stdout`, `/proc/self/fd/2`, a file or pipe they
+//! are redirected to) is refused: rime prints there, so the two would interleave, and
+//! replacing the redirected file would lose what the stream had appended to it. A character
+//! device (`/dev/null`, a terminal) is exempt: nothing there can be lost.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -56,6 +56,19 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Refuses `path` when it is one of `reads`, the files the command reads.
+fn refuse_reads(shown: &str, path: &Path, reads: &[(&str, &Path)]) -> anyhow::Result<()> {
+    for (what, read) in reads {
+        if same_file(path, read) {
+            bail!(
+                "refusing to write outputs to {shown}: it is {what} ({}), which this command reads",
+                shown_text(&read.display().to_string())
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Which of this process's standard streams `path` is (the same file, pipe or socket); a
 /// character device is never reported, as nothing written there can be lost.
 fn standard_stream(path: &Path) -> Option<&'static str> {
@@ -71,8 +84,11 @@ fn standard_stream(path: &Path) -> Option<&'static str> {
             let m = File::from(fd.try_clone_to_owned().ok()?).metadata().ok()?;
             Some((m.dev(), m.ino()))
         };
-        let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+        let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
         let same = |fd| stat(fd) == Some((given.dev(), given.ino()));
+        if same(stdin.as_fd()) {
+            return Some("standard input");
+        }
         if same(stdout.as_fd()) {
             return Some("standard output");
         }
@@ -123,10 +139,13 @@ impl OutputFile {
     /// take a new file.
     pub fn prepare(path: &Path, reads: &[(&str, &Path)]) -> anyhow::Result<OutputFile> {
         let shown = shown_text(&path.display().to_string()).to_string();
+        // Before anything is opened for writing: opening a FIFO the command reads would block,
+        // and holding a write end of its own input pipe would keep that input from ending.
+        refuse_reads(&shown, path, reads)?;
         if let Some(stream) = standard_stream(path) {
             bail!(
-                "refusing to write outputs to {shown}: it is this command's {stream}, where rime \
-                 prints its report; name a file instead"
+                "refusing to write outputs to {shown}: it is this command's {stream} (rime reads \
+                 or prints there); name a file instead"
             );
         }
         // A device or pipe is opened as the path names it (`/dev/fd/N` of a pipe has no
@@ -146,21 +165,15 @@ impl OutputFile {
             }
         }
         let target = resolve(path)?;
-        for (what, read) in reads {
-            if same_file(&target, read) {
-                bail!(
-                    "refusing to write outputs to {shown}: it is {what} ({}), which this command reads",
-                    shown_text(&read.display().to_string())
-                );
-            }
-        }
+        refuse_reads(&shown, &target, reads)?;
         let existing = std::fs::metadata(&target).ok();
         if existing.as_ref().is_some_and(|m| m.is_dir()) {
             bail!("cannot write outputs to {shown}: it is a directory");
         }
         let dir = target.parent().unwrap_or(Path::new("."));
         let name = target.file_name().unwrap_or_default().to_string_lossy();
-        // Cut so that the temporary name fits wherever the target's does (255 bytes).
+        // The temporary name adds up to 21 bytes to its copy of the target's name: cut to 200
+        // bytes, it fits where names of 255 bytes (the usual limit) do.
         let mut cut = name.len().min(200);
         while !name.is_char_boundary(cut) {
             cut -= 1;

@@ -84,6 +84,12 @@ fn heuristics_ranks_and_pins() {
     assert!(!text.contains("sm120/atomic"), "deterministic: {text}");
     let pinned = rime(&["heuristics", file, "--pin", "sm120/atomic"]);
     assert_eq!(pinned.status.code(), Some(1), "nothing left");
+    // The graph is supported; the pin (atomic is not deterministic) left nothing: said so.
+    assert!(
+        stdout(&pinned).contains("no configuration left: the pin or deselection removed every"),
+        "{}",
+        stdout(&pinned)
+    );
     let json = rime(&["heuristics", file, "--json", "--mode", "b"]);
     let docs: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("json");
     assert_eq!(docs["format"], "rime.ranking");

@@ -213,3 +213,27 @@ fn outputs_on_a_redirected_stdout_keep_the_file() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A pipe named `/dev/fd/N` (bash's process substitution) has no canonical path; it is written
+/// as a stream (it used to fail: "cannot create a file in /proc/<pid>/fd").
+#[cfg(target_os = "linux")]
+#[test]
+fn outputs_into_a_dev_fd_pipe_are_written() {
+    let script = format!(
+        "'{}' run '{}' --target cpu --outputs >(wc -c) >/dev/null",
+        env!("CARGO_BIN_EXE_rime"),
+        example().display()
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .expect("bash runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // wc's count arrives on bash's stdout: a safetensors file of the three gradients.
+    let count: u64 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("a count");
+    assert!(count > 1000, "{count} bytes");
+}

@@ -318,6 +318,34 @@ pub enum PlaceError {
     Memory(#[from] EngineError),
 }
 
+/// Which memory elements a placement has filled, one bit each: where a layout maps several
+/// logical elements to one memory element, the later ones must bring the value already there
+/// ([`PlaceError::Aliased`] otherwise).
+#[derive(Debug)]
+pub struct FilledMap(Vec<u64>);
+
+impl FilledMap {
+    /// An empty map of `span` memory elements.
+    ///
+    /// # Errors
+    /// [`EngineError::OutOfHostMemory`] when it cannot be allocated.
+    pub fn new(span: usize) -> Result<FilledMap, EngineError> {
+        Ok(FilledMap(try_filled(
+            span.div_ceil(64),
+            0,
+            "a placement's map",
+        )?))
+    }
+
+    /// Marks `offset` (< span) filled; true when it already was.
+    pub fn fill(&mut self, offset: usize) -> bool {
+        let (word, bit) = (offset / 64, 1u64 << (offset % 64));
+        let was = self.0[word] & bit != 0;
+        self.0[word] |= bit;
+        was
+    }
+}
+
 /// Bit patterns, so that placing compares NaN payloads and signed zeros exactly.
 trait Bits {
     fn to_bits(self) -> u64;
@@ -391,9 +419,9 @@ impl HostBuffer {
             return Err(PlaceError::Layout);
         }
         let mut out = HostBuffer::try_zeros(self.data_type(), span, "a strided copy")?;
-        // One bit per memory element, only for layouts that can alias.
+        // Only layouts that can alias need to know which elements are filled.
         let mut placed = if rime_graph::layout_overlaps(dims, strides) {
-            Some(try_filled(span.div_ceil(64), 0u64, "a strided copy's map")?)
+            Some(FilledMap::new(span)?)
         } else {
             None
         };
@@ -404,11 +432,9 @@ impl HostBuffer {
                         for (index, (offset, &x)) in offsets.zip(src).enumerate() {
                             let slot = dst.get_mut(offset).ok_or(PlaceError::Layout)?;
                             if let Some(placed) = placed.as_mut() {
-                                let (word, bit) = (offset / 64, 1u64 << (offset % 64));
-                                if placed[word] & bit != 0 && Bits::to_bits(*slot) != Bits::to_bits(x) {
+                                if placed.fill(offset) && Bits::to_bits(*slot) != Bits::to_bits(x) {
                                     return Err(PlaceError::Aliased { index, offset });
                                 }
-                                placed[word] |= bit;
                             }
                             *slot = x;
                         }

@@ -46,8 +46,8 @@ mod variant_pack;
 mod workspace;
 
 pub use buffer::{
-    Buffer, HostBuffer, HostData, HostDataMut, LogicalOffsets, MemoryLocation, MemorySpan,
-    PlaceError,
+    Buffer, FilledMap, HostBuffer, HostData, HostDataMut, LogicalOffsets, MemoryLocation,
+    MemorySpan, PlaceError,
 };
 pub use cpu::CpuEngine;
 pub use engine::{expect_engine, Engine};

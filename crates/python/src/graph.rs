@@ -93,9 +93,7 @@ fn resolve_target(
     };
     Ok((
         match free_memory {
-            Some(bytes) => target
-                .with_free_memory(bytes)
-                .map_err(|e| PyValueError::new_err(format!("free_memory: {e}")))?,
+            Some(bytes) => target.with_free_memory(bytes),
             None => target,
         },
         place,

@@ -21,7 +21,7 @@ pub struct AnalysisArgs {
     #[arg(long, short, default_value = "rtx-pro-6000", value_parser = target_names())]
     pub target: String,
     /// Free device memory in bytes (K, M, G, T suffixes; default: a fixed fraction of the
-    /// profile's total); at most the profile's total.
+    /// profile's total).
     #[arg(long, value_parser = crate::limits::parse_bytes)]
     pub free_memory: Option<u64>,
     /// Print JSON instead of text.
@@ -52,7 +52,7 @@ impl AnalysisArgs {
             target
         };
         Ok(match self.free_memory {
-            Some(bytes) => target.with_free_memory(bytes).context("--free-memory")?,
+            Some(bytes) => target.with_free_memory(bytes),
             None => target,
         })
     }

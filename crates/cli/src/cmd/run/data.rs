@@ -125,28 +125,34 @@ impl Inputs {
         let span = span(graph, id)?;
         if let Some(file) = self.file.as_ref().filter(|f| f.entry(&t.name).is_some()) {
             let logical = file.buffer(&t.name, dt)?;
+            // Why the file's values could not be placed, naming the file and the tensor.
+            let unplaced = |e: PlaceError| match e {
+                PlaceError::Layout => anyhow::anyhow!(
+                    "{}: '{name}' holds {} elements, dims {:?} with strides {:?} need them all",
+                    file.source(),
+                    rime_engines::Buffer::len(&logical),
+                    t.dims,
+                    t.strides
+                ),
+                PlaceError::Aliased { .. } => anyhow::anyhow!(
+                    "{}: '{name}': {e}: its strides {:?} (dims {:?}) overlap; give '{name}' \
+                     strides that do not, or equal values where they do",
+                    file.source(),
+                    t.strides,
+                    t.dims
+                ),
+                PlaceError::Memory(m) => m.into(),
+            };
             if t.ragged_offset.is_some() {
-                return ragged::pack(graph, id, &logical, span, &mut |i| self.integers(graph, i));
+                return ragged::pack(graph, id, &logical, span, &mut |i| self.integers(graph, i))
+                    .map_err(|e| match e.downcast::<PlaceError>() {
+                        Ok(p) => unplaced(p),
+                        Err(e) => e,
+                    });
             }
             return logical
                 .from_logical(&t.dims, &t.strides, span)
-                .map_err(|e| match e {
-                    PlaceError::Layout => anyhow::anyhow!(
-                        "{}: '{name}' holds {} elements, dims {:?} with strides {:?} need them all",
-                        file.source(),
-                        rime_engines::Buffer::len(&logical),
-                        t.dims,
-                        t.strides
-                    ),
-                    PlaceError::Aliased { .. } => anyhow::anyhow!(
-                        "{}: '{name}': {e}: its strides {:?} (dims {:?}) overlap; give '{name}' \
-                         strides that do not, or equal values where they do",
-                        file.source(),
-                        t.strides,
-                        t.dims
-                    ),
-                    PlaceError::Memory(m) => m.into(),
-                });
+                .map_err(unplaced);
         }
         self.random(graph, id, dt, span)
     }

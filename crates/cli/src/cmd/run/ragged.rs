@@ -12,7 +12,7 @@
 
 use anyhow::{bail, Context as _};
 use rime_engines::cpu::{logical_elements, packed_offsets, View4};
-use rime_engines::{Buffer, HostBuffer, LogicalOffsets};
+use rime_engines::{Buffer, FilledMap, HostBuffer, LogicalOffsets, PlaceError};
 use rime_graph::{packed_strides, shown, Graph, Port, Sequence, Tensor, TensorId};
 
 /// Where tensor `id`'s sequences lie in its buffer.
@@ -164,7 +164,11 @@ pub fn pack(
     let mut dst = vec![0.0; span];
     // As for a dense tensor (HostBuffer::from_logical): elements that share memory must be
     // given the same value, or one would be dropped without a word.
-    let mut placed = t.overlaps_itself().then(|| vec![false; span]);
+    let mut placed = if t.overlaps_itself() {
+        Some(FilledMap::new(span)?)
+    } else {
+        None
+    };
     let mut count = 0usize;
     for (i, at) in logical_elements(&place.view, &place.offsets, &place.tokens).enumerate() {
         count += 1;
@@ -176,18 +180,13 @@ pub fn pack(
                 );
             };
             if let Some(placed) = placed.as_mut() {
-                if placed[at] && f64::to_bits(*slot) != f64::to_bits(x) {
-                    bail!(
-                        "'{}': logical element {i} lands on memory element {at}, which an \
-                         earlier element with a different value already fills: its strides {:?} \
-                         (dims {:?}) overlap; give it strides that do not, or equal values where \
-                         they do",
-                        shown(&t.name),
-                        t.strides,
-                        t.dims
-                    );
+                if placed.fill(at) && f64::to_bits(*slot) != f64::to_bits(x) {
+                    return Err(PlaceError::Aliased {
+                        index: i,
+                        offset: at,
+                    }
+                    .into());
                 }
-                placed[at] = true;
             }
             *slot = x;
         }
