@@ -237,3 +237,42 @@ fn outputs_into_a_dev_fd_pipe_are_written() {
         .expect("a count");
     assert!(count > 1000, "{count} bytes");
 }
+
+/// A FIFO given as both `--inputs` and `--outputs` is refused before it is opened for writing
+/// (opening it first blocked forever: no process reads it).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fifo_read_and_written_is_refused_without_blocking() {
+    let dir = std::env::temp_dir().join(format!("rime-run-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("p");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rime"))
+        .args(["run", example().to_str().unwrap(), "--target", "cpu"])
+        .args(["--inputs", fifo, "--outputs", fifo])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rime runs");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("rime blocked on the FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("it is the --inputs file"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
