@@ -28,7 +28,9 @@
 // its columns), so that every warp owns a 2-D tile of every product and reuses each operand
 // fragment it loads across the other dimension:
 //   1  S  = Q K^T    and  dP = dO V^T   (BLOCK_Q x BLOCK_KV, grid WM_SDP); P and dS are formed
-//      in registers (softmax VJP) and go to shared memory as io-dtype [q][kv] tiles.
+//      in registers (softmax VJP) and go to shared memory as io-dtype [q][kv] tiles. Where a
+//      warp's tile has only two accumulator chains per product (d256), the two products are
+//      issued mma by mma in turn over the head dim they share (sdp_k16).
 //   2  dV += P^T dO  and  dK += dS^T Q  (BLOCK_KV x D, grid WM_DKV): the accumulators of the
 //      whole pass stay in registers, split over the warps.
 //   3  dQ  = dS K                       (BLOCK_Q x DQK, grid WM_DQ), reduced into the f32 dQ
@@ -366,6 +368,45 @@ __device__ __forceinline__ void s_k16(float (*acc)[SDP_NJ][4], u32 a_lane, u32 b
     }
 }
 
+// Step kk of both halves of product 1 at once, their mma issued alternately so that a warp has
+// four independent accumulator chains in flight rather than two per product: ptxas for sm_120
+// otherwise schedules all of S's k steps, then all of dP's (sm_90 interleaves them itself).
+// Used where a warp's S / dP tile is two 16 x 8 blocks (d256's 16 x 16); wider tiles have four
+// or more chains per product already, and there the d128 ALiBi builds spilled with it.
+constexpr bool kFewChains = SDP_MI * SDP_NJ <= 2;
+template <bool KR, bool VR>
+__device__ __forceinline__ void sdp_k16(float (*s)[SDP_NJ][4], float (*dp)[SDP_NJ][4], u32 a_q,
+                                        u32 a_do, u32 b_k, u32 b_v, int kk,
+                                        const u32 (*kf)[SDP_N / 16][4],
+                                        const u32 (*vf)[SDP_N / 16][4]) {
+    u32 aq[SDP_MI][4];
+    u32 ado[SDP_MI][4];
+#pragma unroll
+    for (int mi = 0; mi < SDP_MI; ++mi) {
+        ldsm_x4(aq[mi], a_q + tile_off(LD_QK, mi * 16, kk * 16));
+        ldsm_x4(ado[mi], a_do + tile_off(LD_V, mi * 16, kk * 16));
+    }
+#pragma unroll
+    for (int np = 0; np < SDP_NJ / 2; ++np) {
+        u32 bk[4];
+        u32 bv[4];
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            if (KR) bk[r] = kf[kk][np][r];
+            if (VR) bv[r] = vf[kk][np][r];
+        }
+        if (!KR) ldsm_x4(bk, b_k + tile_off(LD_QK, np * 16, kk * 16));
+        if (!VR) ldsm_x4(bv, b_v + tile_off(LD_V, np * 16, kk * 16));
+#pragma unroll
+        for (int mi = 0; mi < SDP_MI; ++mi) {
+            mma_16816(s[mi][2 * np], aq[mi], bk[0], bk[1]);
+            mma_16816(dp[mi][2 * np], ado[mi], bv[0], bv[1]);
+            mma_16816(s[mi][2 * np + 1], aq[mi], bk[2], bk[3]);
+            mma_16816(dp[mi][2 * np + 1], ado[mi], bv[2], bv[3]);
+        }
+    }
+}
+
 // The softmax VJP on the warp's S / dP fragments: S becomes P = exp2(S * scale * log2 e + Bias
 // * log2 e + ALiBi - Stats * log2 e), 0 where (i, j) is masked, and dP becomes dS = P (dP -
 // delta), with the bias read from the staged [q][kv] tile sB (the warp's own elements of sP,
@@ -609,8 +650,8 @@ rime_bwd_main(const AttnParams p) {
         if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, Q_ROWS(L), next_h, next_q0, tid);
 #endif
 
-        // Product 1: S = Q K^T and dP = dO V^T, in one k loop over the common head dim (two
-        // independent mma chains), then the rest of the wider one.
+        // Product 1: S = Q K^T and dP = dO V^T, in one k loop over the common head dim (their
+        // mma in turn: independent chains), then the rest of the wider one.
         float s[SDP_MI][SDP_NJ][4];
         float dp[SDP_MI][SDP_NJ][4];
         zero_acc<SDP_MI, SDP_NJ>(s);
@@ -618,8 +659,12 @@ rime_bwd_main(const AttnParams p) {
         constexpr int kJoint = (HEAD_DIM_QK < HEAD_DIM_V ? HEAD_DIM_QK : HEAD_DIM_V) / 16;
 #pragma unroll
         for (int kk = 0; kk < kJoint; ++kk) {
-            s_k16<K_REGS, LD_QK>(s, a_q + q_off, b_k, kk, kf);
-            s_k16<V_REGS, LD_V>(dp, a_do + do_off, b_v, kk, vf);
+            if constexpr (kFewChains) {
+                sdp_k16<K_REGS, V_REGS>(s, dp, a_q + q_off, a_do + do_off, b_k, b_v, kk, kf, vf);
+            } else {
+                s_k16<K_REGS, LD_QK>(s, a_q + q_off, b_k, kk, kf);
+                s_k16<V_REGS, LD_V>(dp, a_do + do_off, b_v, kk, vf);
+            }
         }
 #pragma unroll
         for (int kk = kJoint; kk < HEAD_DIM_QK / 16; ++kk)

@@ -3,6 +3,9 @@
 # rime_final and FROST on the same cases in one call: the d256 suite (rime on its own choices,
 # then pinned to two_kernel), FROST on its cases.json, the cuDNN frontend and PyTorch on them;
 # the sinks suite on rime's own choices and FROST (rime's sink copy of the FROST peer script).
+# Added 2026-12-05 (not run yet): rime_noil, the same tree with product 1's S and dP issued
+# one product after the other as before sdp_k16, on the d256 suite between the two rime_final
+# runs: on the H200 (sm_90 code, interleaved by ptxas either way) the two should tie.
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} RIME_KERNEL_CACHE=/tmp/rk PYTHONUNBUFFERED=1
 D=.dev3; W=/tmp/wf3; mkdir -p $W
@@ -10,6 +13,8 @@ save() { tar -czf $OUT/callF3.tgz -C $W . 2>/dev/null; }
 step() { local n=$1; shift; echo "$(date -u +%FT%TZ) start $n" >> $W/times.txt; "$@" > $W/$n.txt 2>&1; echo "$(date -u +%FT%TZ) rc=$? end $n" >> $W/times.txt; save; }
 nvidia-smi > $W/gpu.txt 2>&1; F=/tmp/rime_final
 test -x $F || { xz -dc .device/x/rime_final.xz > $F; chmod +x $F; }
+N=/tmp/rime_noil; xz -dc .device/x/rime_noil.xz > $N; chmod +x $N
+sha256sum $F $N > $W/sha256.txt
 step frost_install_b bash .frostB/install_b.sh
 FP="PYTHONPATH=/tmp/frost-site:/tmp/frost-site/nvidia_cutlass_dsl/dsl_packages"
 step d256_chosen $F bench --suite d256 --out $W/d256_chosen
@@ -22,6 +27,7 @@ fe() { python3 -m pip install -q --no-deps --no-index --target /tmp/fe .frostB/n
 step cudnn_d256 fe
 tp() { timeout 120 python3 $D/torch_sdpa_bwd.py $W/d256_chosen/cases.json > $W/torch_d256.jsonl; }
 step torch_d256 tp
+step d256_noil $N bench --suite d256 --out $W/d256_noil
 step d256_chosen_r $F bench --suite d256 --out $W/d256_chosen_r
 save
 cat $W/times.txt; wc -l $W/*.jsonl; grep -h refused $W/frost_*.jsonl | head -3
