@@ -387,11 +387,15 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
     }
     let given: Vec<String> = held
         .iter()
-        .filter(|&&id| inputs.given(&graph, id) && !ragged::is_ragged(&graph, id))
+        .filter(|&&id| inputs.given(&graph, id))
         .filter_map(|&id| {
-            Summary::of(&graph, id, tensors.get(&id)?)
-                .ok()?
-                .non_finite()
+            let buffer = tensors.get(&id)?;
+            let summary = if ragged::is_ragged(&graph, id) {
+                Summary::of_held(&graph, id, buffer)
+            } else {
+                Summary::of(&graph, id, buffer)
+            };
+            summary.ok()?.non_finite()
         })
         .collect();
     if !given.is_empty() && !non_finite.is_empty() {

@@ -33,10 +33,29 @@ impl Summary {
     /// Summarizes tensor `id` held in `buffer` (a ragged one unpacked: [`ragged::unpack`]).
     pub fn of(graph: &Graph, id: TensorId, buffer: &HostBuffer) -> anyhow::Result<Summary> {
         let t = graph.get(id).context("unknown tensor")?;
+        Self::over(graph, id, buffer, &t.dims, &ragged::logical_strides(t))
+    }
+
+    /// Summarizes every element `buffer` holds, in storage order: a ragged input as packed for
+    /// the engine (its gaps hold zeros), for its non-finite count without unpacking it.
+    pub fn of_held(graph: &Graph, id: TensorId, buffer: &HostBuffer) -> anyhow::Result<Summary> {
+        let n = i64::try_from(rime_engines::Buffer::len(buffer)).context("buffer length")?;
+        Self::over(graph, id, buffer, &[n], &[1])
+    }
+
+    /// The summary of `buffer`'s elements at (dims, strides), named and typed as tensor `id`.
+    fn over(
+        graph: &Graph,
+        id: TensorId,
+        buffer: &HostBuffer,
+        dims: &[i64],
+        strides: &[i64],
+    ) -> anyhow::Result<Summary> {
+        let t = graph.get(id).context("unknown tensor")?;
         let (mut sum, mut squares, mut abs, mut finite) = (0.0, 0.0, 0.0, 0u64);
         let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
         let (mut nan, mut inf) = (0u64, 0u64);
-        let fits = buffer.for_each_logical(&t.dims, &ragged::logical_strides(t), |x| {
+        let fits = buffer.for_each_logical(dims, strides, |x| {
             if x.is_nan() {
                 nan += 1;
             } else if x.is_infinite() {
