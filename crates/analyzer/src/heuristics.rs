@@ -158,10 +158,21 @@ fn order(
     primary.then_with(|| a.label().cmp(&b.label()))
 }
 
+/// An estimate in milliseconds: three decimals, in scientific notation from 10^6 ms (a graph
+/// of Sq = 2^40 is estimated at ~1.934e18 ms, not a 19-digit number).
+fn milliseconds(seconds: f64) -> String {
+    let ms = seconds * 1e3;
+    if ms.abs() >= 1e6 {
+        format!("{ms:.3e}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
 fn explain(c: &EngineConfig, e: &CostEstimate, shape: &rime_graph::SdpaShape, det: bool) -> String {
     let mut parts = vec![format!(
-        "~{:.3} ms, {}-bound ({:.2} GFLOP at {:.3} TFLOP/s, {} at {:.0} GB/s)",
-        e.seconds * 1e3,
+        "~{} ms, {}-bound ({:.2} GFLOP at {:.3} TFLOP/s, {} at {:.0} GB/s)",
+        milliseconds(e.seconds),
         e.bound.name(),
         e.flops / 1e9,
         e.rate / 1e12,
