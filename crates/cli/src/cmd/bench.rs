@@ -368,7 +368,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         Some(path) => (crate::read::graph_text(path)?, path.display().to_string()),
         None => (BUILT_IN_SUITES.to_owned(), "the built-in suites".to_owned()),
     };
-    let suites: Value = serde_json::from_str(&text).with_context(|| format!("parsing {source}"))?;
+    // Duplicate keys refused, as in every JSON file rime reads.
+    let suites: Value = serde_json::from_str::<rime_graph::json::UniqueValue>(&text)
+        .map(|v| v.0)
+        .with_context(|| format!("parsing {source}"))?;
     let cases: Vec<_> = suite_cases(&suites, &args.suite)?
         .into_iter()
         .filter(|c| {

@@ -90,6 +90,61 @@ impl<T> NamedMap<T> {
     }
 }
 
+/// Any JSON value, read with every object's duplicate keys refused (serde_json's `Value`
+/// keeps the last of two without a word): for the JSON files rime reads that are not graphs
+/// (the bench suites).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UniqueValue(pub serde_json::Value);
+
+impl<'de> Deserialize<'de> for UniqueValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde_json::Value;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = UniqueValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<UniqueValue, E> {
+                Ok(UniqueValue(Value::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<UniqueValue, E> {
+                Ok(UniqueValue(v.into()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<UniqueValue, E> {
+                Ok(UniqueValue(v.into()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<UniqueValue, E> {
+                serde_json::Number::from_f64(v)
+                    .map(|n| UniqueValue(Value::Number(n)))
+                    .ok_or_else(|| E::custom("a number JSON cannot hold"))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<UniqueValue, E> {
+                Ok(UniqueValue(Value::String(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<UniqueValue, E> {
+                Ok(UniqueValue(Value::String(v)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<UniqueValue, E> {
+                Ok(UniqueValue(Value::Null))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<UniqueValue, A::Error> {
+                let mut items = Vec::new();
+                while let Some(UniqueValue(v)) = seq.next_element()? {
+                    items.push(v);
+                }
+                Ok(UniqueValue(Value::Array(items)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<UniqueValue, A::Error> {
+                let entries = NamedMap::<UniqueValue>::read(access)?;
+                let map = entries.0.into_iter().map(|(k, UniqueValue(v))| (k, v));
+                Ok(UniqueValue(Value::Object(map.collect())))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
 impl<T: JsonSchema> JsonSchema for NamedMap<T> {
     fn inline_schema() -> bool {
         true

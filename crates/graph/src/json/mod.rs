@@ -42,7 +42,9 @@ use std::path::Path;
 pub use describe::{describe, Describer};
 pub use detect::{detect, from_str_any, load_file_any, Format, Loaded, ReadAs};
 pub use error::{LoadError, Location};
-pub use maps::{Finite32, FormatName, NamedMap, PortMap, TensorRef, Version, FORMAT, VERSION};
+pub use maps::{
+    Finite32, FormatName, NamedMap, PortMap, TensorRef, UniqueValue, Version, FORMAT, VERSION,
+};
 pub use wire::{
     AlignmentName, ContextDoc, DataTypeName, GraphDoc, NodeDoc, ScalarDoc, Tag, TensorDoc,
 };

@@ -180,3 +180,18 @@ fn f64_values_round_trip_exactly() {
         assert_eq!(from_str(&saved, "y.json").unwrap(), g, "{v:e}");
     }
 }
+
+#[test]
+fn unique_values_keep_everything_but_duplicate_keys() {
+    let text = r#"{"a": [1, -2, 2.5, "x", true, null, {"b": {}}], "c": 18446744073709551615}"#;
+    let read: super::UniqueValue = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        read.0,
+        serde_json::from_str::<serde_json::Value>(text).unwrap()
+    );
+    let e = serde_json::from_str::<super::UniqueValue>(r#"{"a": {"b": 1, "b": 2}}"#).unwrap_err();
+    assert!(
+        e.to_string().starts_with("duplicate key `b` at line 1"),
+        "{e}"
+    );
+}
