@@ -242,7 +242,8 @@ fn run_route(
     let mut prepared = Prepared::new(dev, report, cand, None)?;
     let mut seen: Vec<Vec<u64>> = Vec::new();
     let mut first = None;
-    for _ in 0..repeats.max(1) {
+    // At least two runs, so that "bitwise identical" compares something.
+    for _ in 0..repeats.max(2) {
         w.poison_outputs(dev)?;
         prepared.execute(&mut w.pack)?;
         let outs = w.download(dev)?;
@@ -382,7 +383,7 @@ fn run_case(
 }
 
 /// Runs the table (the cases whose name contains `filter`, when given) on `dev` for `target`,
-/// calling `each` with each case's result.
+/// `repeats` executions per route (at least two), calling `each` with each case's result.
 pub fn run(
     dev: &Arc<CudaDevice>,
     target: &Target,
