@@ -181,31 +181,33 @@ fn suite_cases(suites: &Value, name: &str) -> anyhow::Result<Vec<BackwardCase>> 
         v if v.is_empty() => vec![false],
         v => v,
     };
+    let (shapes, biases, extra) = (list("shapes"), list("bias"), list("extra"));
+    let (causals, dets) = (flags("causal"), flags("deterministic"));
     let expanded = [
-        list("shapes").len(),
-        list("bias").len(),
-        flags("causal").len(),
-        flags("deterministic").len(),
+        shapes.len(),
+        biases.len(),
+        causals.len(),
+        dets.len(),
         sinks.len(),
     ]
     .into_iter()
     .try_fold(1usize, usize::checked_mul)
-    .and_then(|n| n.checked_add(list("extra").len()))
+    .and_then(|n| n.checked_add(extra.len()))
     .filter(|&n| n <= MAX_CASES)
     .with_context(|| format!("suite '{name}' expands to more than {MAX_CASES} cases"))?;
     let mut cases = Vec::with_capacity(expanded);
-    for s in list("shapes") {
-        for b in list("bias") {
-            for &causal in &flags("causal") {
-                for &det in &flags("deterministic") {
+    for s in &shapes {
+        for b in &biases {
+            for &causal in &causals {
+                for &det in &dets {
                     for &sink in &sinks {
-                        cases.push(shape_case(&s, bias_of(&b)?, (causal, det, sink), io)?);
+                        cases.push(shape_case(s, bias_of(b)?, (causal, det, sink), io)?);
                     }
                 }
             }
         }
     }
-    for e in list("extra") {
+    for e in extra {
         let flag = |k: &str| e.get(k).and_then(Value::as_bool).unwrap_or(false);
         let bias = bias_of(e.get("bias").unwrap_or(&json!("none")))?;
         cases.push(shape_case(
