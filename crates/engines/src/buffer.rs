@@ -318,31 +318,44 @@ pub enum PlaceError {
     Memory(#[from] EngineError),
 }
 
-/// Which memory elements a placement has filled, one bit each: where a layout maps several
-/// logical elements to one memory element, the later ones must bring the value already there
-/// ([`PlaceError::Aliased`] otherwise).
+/// The placement rule for layouts that map several logical elements to one memory element:
+/// the later ones must bring the value already there ([`PlaceError::Aliased`] otherwise). It
+/// keeps one bit per memory element, and nothing for a layout that cannot alias.
 #[derive(Debug)]
-pub struct FilledMap(Vec<u64>);
+pub struct FilledMap(Option<Vec<u64>>);
 
 impl FilledMap {
-    /// An empty map of `span` memory elements.
+    /// The map of a placement into `span` memory elements; empty (every check passes) unless
+    /// the layout `can_alias`.
     ///
     /// # Errors
     /// [`EngineError::OutOfHostMemory`] when it cannot be allocated.
-    pub fn new(span: usize) -> Result<FilledMap, EngineError> {
-        Ok(FilledMap(try_filled(
-            span.div_ceil(64),
-            0,
-            "a placement's map",
-        )?))
+    pub fn new(span: usize, can_alias: bool) -> Result<FilledMap, EngineError> {
+        let bits = can_alias.then(|| try_filled(span.div_ceil(64), 0, "a placement's map"));
+        Ok(FilledMap(bits.transpose()?))
     }
 
-    /// Marks `offset` (< span) filled; true when it already was.
-    pub fn fill(&mut self, offset: usize) -> bool {
+    /// Marks memory element `offset` (< span) filled by logical element `index`. When an
+    /// earlier element filled it, `same` says whether the values are bit-identical; if not,
+    /// [`PlaceError::Aliased`].
+    ///
+    /// # Errors
+    /// [`PlaceError::Aliased`] as above.
+    pub fn fill(
+        &mut self,
+        index: usize,
+        offset: usize,
+        same: impl FnOnce() -> bool,
+    ) -> Result<(), PlaceError> {
+        let Some(bits) = self.0.as_mut() else {
+            return Ok(());
+        };
         let (word, bit) = (offset / 64, 1u64 << (offset % 64));
-        let was = self.0[word] & bit != 0;
-        self.0[word] |= bit;
-        was
+        if bits[word] & bit != 0 && !same() {
+            return Err(PlaceError::Aliased { index, offset });
+        }
+        bits[word] |= bit;
+        Ok(())
     }
 }
 
@@ -419,23 +432,17 @@ impl HostBuffer {
             return Err(PlaceError::Layout);
         }
         let mut out = HostBuffer::try_zeros(self.data_type(), span, "a strided copy")?;
-        // Only layouts that can alias need to know which elements are filled.
-        let mut placed = if rime_graph::layout_overlaps(dims, strides) {
-            Some(FilledMap::new(span)?)
-        } else {
-            None
-        };
+        let mut placed = FilledMap::new(span, rime_graph::layout_overlaps(dims, strides))?;
         macro_rules! place {
             ($($variant:ident),*) => {
                 match (&mut out, self) {
                     $((HostBuffer::$variant(dst), HostBuffer::$variant(src)) => {
                         for (index, (offset, &x)) in offsets.zip(src).enumerate() {
                             let slot = dst.get_mut(offset).ok_or(PlaceError::Layout)?;
-                            if let Some(placed) = placed.as_mut() {
-                                if placed.fill(offset) && Bits::to_bits(*slot) != Bits::to_bits(x) {
-                                    return Err(PlaceError::Aliased { index, offset });
-                                }
-                            }
+                            let held = *slot;
+                            placed.fill(index, offset, || {
+                                Bits::to_bits(held) == Bits::to_bits(x)
+                            })?;
                             *slot = x;
                         }
                     })*

@@ -12,7 +12,7 @@
 
 use anyhow::{bail, Context as _};
 use rime_engines::cpu::{logical_elements, packed_offsets, View4};
-use rime_engines::{Buffer, FilledMap, HostBuffer, LogicalOffsets, PlaceError};
+use rime_engines::{Buffer, FilledMap, HostBuffer, LogicalOffsets};
 use rime_graph::{packed_strides, shown, Graph, Port, Sequence, Tensor, TensorId};
 
 /// Where tensor `id`'s sequences lie in its buffer.
@@ -164,11 +164,7 @@ pub fn pack(
     let mut dst = vec![0.0; span];
     // As for a dense tensor (HostBuffer::from_logical): elements that share memory must be
     // given the same value, or one would be dropped without a word.
-    let mut placed = if t.overlaps_itself() {
-        Some(FilledMap::new(span)?)
-    } else {
-        None
-    };
+    let mut placed = FilledMap::new(span, t.overlaps_itself())?;
     let mut count = 0usize;
     for (i, at) in logical_elements(&place.view, &place.offsets, &place.tokens).enumerate() {
         count += 1;
@@ -179,15 +175,8 @@ pub fn pack(
                     shown(&t.name)
                 );
             };
-            if let Some(placed) = placed.as_mut() {
-                if placed.fill(at) && f64::to_bits(*slot) != f64::to_bits(x) {
-                    return Err(PlaceError::Aliased {
-                        index: i,
-                        offset: at,
-                    }
-                    .into());
-                }
-            }
+            let held = *slot;
+            placed.fill(i, at, || f64::to_bits(held) == f64::to_bits(x))?;
             *slot = x;
         }
     }
