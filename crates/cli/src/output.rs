@@ -164,8 +164,9 @@ impl OutputFile {
                 });
             }
         }
+        // (`path` was compared with `reads` above: `same_file` follows links, so the resolved
+        // target is the same file, or, for a new file, none that is read.)
         let target = resolve(path)?;
-        refuse_reads(&shown, &target, reads)?;
         let existing = std::fs::metadata(&target).ok();
         if existing.as_ref().is_some_and(|m| m.is_dir()) {
             bail!("cannot write outputs to {shown}: it is a directory");
