@@ -8,6 +8,7 @@ use std::fmt;
 /// Fraction of total memory assumed free when free memory was not measured.
 pub const DEFAULT_FREE_FRACTION: f64 = 0.9;
 
+const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
 /// The kind of device a target is.
@@ -81,7 +82,10 @@ struct Profile {
 /// RTX 5090 runs that at half its 419 TFLOP/s f16-accumulate rate (about 209.5 at its 2.41 GHz
 /// boost), the RTX PRO 6000 at full rate; Hopper's mma.sync is measured at about 650 TFLOP/s,
 /// below its wgmma peak; the A100's is its 312 TFLOP/s data-sheet rate. Bandwidths are the
-/// data sheets' DRAM rates.
+/// data sheets' DRAM rates. Memory totals are the data sheets' sizes, which NVIDIA states in GiB
+/// ("80 GB" is 80 GiB), except the H200's: its "141 GB" misstates the total either way it is
+/// read (144,384 MiB as GiB, 134,468 MiB as 10^9 bytes), so it is the total its driver reports,
+/// 143,771 MiB (nvidia-smi on the H200 this project measures on).
 const PROFILES: &[Profile] = &[
     Profile {
         name: "rtx-5090",
@@ -115,7 +119,7 @@ const PROFILES: &[Profile] = &[
         device: DeviceKind::Gpu { sm: 90 },
         sm_count: 132,
         smem_per_block: 232_448,
-        memory_bytes: 141_000_000_000,
+        memory_bytes: 143_771 * MIB,
         mma_tflops: 650.0,
         bandwidth_gbs: 4800.0,
     },
@@ -233,7 +237,7 @@ const fn per_sm_limits(device: DeviceKind) -> (u64, u32) {
 }
 
 fn default_free(total: u64) -> u64 {
-    // Exact for the profile sizes: (total / 10) * 9 avoids float rounding.
+    // Integer arithmetic, the same on every platform: at most 9 bytes under 0.9 x total.
     (total / 10).saturating_mul(9)
 }
 
