@@ -6,7 +6,7 @@ usage: python3 join_chosen.py CHOSEN REPEAT FROST_JSONL [PEER_JSONL ...] > table
   CHOSEN, REPEAT  `rime bench --out` folders (results.json) of the same suite, same binary
   FROST_JSONL     the FROST peer's lines; a deterministic row is compared with FROST's
                   deterministic time (its case says so), as the redesign's targets ask
-Ratio = peer time / rime time (above 1: rime faster). Groups: bias x deterministic, the rows of
+Ratio = peer time / rime time (above 1: rime faster). Groups: bias x sink x deterministic, the rows of
 each group being every shape and causal setting of the suite."""
 import json, sys
 from statistics import median
@@ -49,7 +49,8 @@ for r in main:
         cells.append(f"{t / r['median_ms']:.2f}" if t else "-")
         if t and b == "FROST_SM120":
             c = r["case"]
-            g = f"bias={c.get('bias', 'none')}{' det' if c.get('deterministic') else ''}"
+            g = (f"bias={c.get('bias', 'none')}{' sink' if c.get('sink') else ''}"
+                 f"{' det' if c.get('deterministic') else ''}")
             groups.setdefault(g, []).append(t / r["median_ms"])
     print("| " + " | ".join(cells) + " |")
 print()
