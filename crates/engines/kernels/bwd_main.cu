@@ -44,7 +44,18 @@
 // into the Q and dO buffers, read into registers, and only then do the first Q and dO tiles
 // arrive; P and dS keep their own space (this is what fits 101,376 B).
 //
-// Pipelining: STAGES Q buffers (1 or 2) and one dO / Stats / delta buffer. With two, the next
+// With SPLIT_SDP (two_kernel only, DQK == DV, K_REGS, V_REGS, V_STAGED, two stages: the d256
+// two_kernel entry) product 1 is split by product instead of by tile: the first WARPS / 2 warps
+// ("S warps") compute S for the whole Q tile with K's fragments in registers, the others ("dP
+// warps") dP with V's, each over the same (WM_SDP x WARPS / 2 / WM_SDP) grid of the tile. K and V
+// are both staged (K through the Q buffers, V through the dO buffers: with no dQ product nothing
+// reads K from shared memory), so product 1 reads only Q and dO from shared memory, once per
+// column warp, instead of Q, dO and K twice as many times. An S warp hands its f32 P to its dP
+// warp (same lane, same fragment element) through a shared exchange and a named barrier of the
+// pair, which forms dS = P (dP - delta). dO, Stats and delta get two buffers like Q (their next
+// tiles are copied from the start of a step: no third barrier), and the bias tile its own buffer.
+//
+// Pipelining: STAGES Q buffers (1 or 2) and one dO / Stats / delta buffer (SPLIT_SDP: STAGES). With two, the next
 // step's Q is copied (cp.async) into the other buffer as soon as the step starts; the next dO
 // once every warp is past dV, so that copy overlaps dK, dQ and the reductions (with one Q
 // buffer, the next Q follows once every warp is past dK). Three barriers per step (four with
@@ -60,19 +71,21 @@
 //   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), P and dS BLOCK_Q x (BLOCK_KV+8) each (P's tile
 //   holds the staged bias until product 1; with V_REGS both reuse V's space: V is read only
 //   into the registers), STAGES x Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta
-//   2 x BLOCK_Q x 4 bytes (V_STAGED: no V region; P and dS their own). The table's entries
+//   2 x BLOCK_Q x 4 bytes (V_STAGED: no V region; P and dS their own). SPLIT_SDP: STAGES x (Q,
+//   dO, Stats, delta), P, dS and the bias tile, and the f32 P exchange, BLOCK_Q x BLOCK_KV x 4
+//   bytes; no K or V region (both staged). The table's entries
 //   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 32 x 128, V_REGS:
 //   96,000 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
 //   all with two Q buffers; DQK = DV = 256, 32 x 64, V_STAGED: one Q buffer where the kernel
 //   computes dQ (atomic, relay), 77,056 B, two on two_kernel (no dQ product: the registers
-//   allow it), 93,952 B (cap 101,376 B).
+//   allow it), 93,952 B; split by product on two_kernel (SPLIT_SDP), 90,112 B (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
 // the actual p.hd_qk columns.
 //
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, WM_SDP, WM_DKV, WM_DQ,
-// K_REGS, V_REGS, V_STAGED, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, KV_MAJOR,
+// K_REGS, V_REGS, V_STAGED, SPLIT_SDP, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, KV_MAJOR,
 // SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
@@ -86,21 +99,31 @@
     (V_STAGED ? 0                                                                \
      : PS_IN_V && 2 * BLOCK_Q * LD_S > BLOCK_KV * LD_V ? 2 * BLOCK_Q * LD_S      \
                                                        : BLOCK_KV * LD_V)
+#if SPLIT_SDP
+// Q, dO, Stats and delta x STAGES; P, dS and the bias tile; the f32 P exchange.
+#define BWD_SMEM                                                                          \
+    (2 * (STAGES * BLOCK_Q * (LD_QK + LD_V) + 3 * BLOCK_Q * LD_S) + 4 * BLOCK_Q * BLOCK_KV + \
+     8 * STAGES * BLOCK_Q)
+#else
 #define BWD_SMEM                                                                          \
     (2 * (BLOCK_KV * LD_QK + V_REGION + (PS_IN_V ? 0 : 2 * BLOCK_Q * LD_S) +              \
           STAGES * BLOCK_Q * LD_QK + BLOCK_Q * LD_V) +                                     \
      8 * BLOCK_Q)
+#endif
 
+// The warps product 1 is split over: all of them, or (SPLIT_SDP) each half, S on one, dP on the
+// other.
+#define SDP_WARPS (SPLIT_SDP ? WARPS / 2 : WARPS)
 // Warp tiles of the three products (rows x columns per warp).
 #define SDP_M (BLOCK_Q / WM_SDP)                     // S / dP: query rows
-#define SDP_N (BLOCK_KV / (WARPS / WM_SDP))          // S / dP: KV columns
+#define SDP_N (BLOCK_KV / (SDP_WARPS / WM_SDP))      // S / dP: KV columns
 #define DKV_M (BLOCK_KV / WM_DKV)                    // dK / dV: KV rows
 #define DK_N (HEAD_DIM_QK / (WARPS / WM_DKV))        // dK: head-dim columns
 #define DV_N (HEAD_DIM_V / (WARPS / WM_DKV))         // dV: head-dim columns
 #define DQ_M (BLOCK_Q / WM_DQ)                       // dQ: query rows
 #define DQ_N (HEAD_DIM_QK / (WARPS / WM_DQ))         // dQ: head-dim columns
 
-static_assert(WARPS % WM_SDP == 0 && WARPS % WM_DKV == 0 && WARPS % WM_DQ == 0, "warp grids");
+static_assert(SDP_WARPS % WM_SDP == 0 && WARPS % WM_DKV == 0 && WARPS % WM_DQ == 0, "warp grids");
 static_assert(SDP_M % 16 == 0 && SDP_N % 16 == 0, "S / dP warp tile: 16 x 16 blocks");
 static_assert(DKV_M % 16 == 0 && DK_N % 16 == 0 && DV_N % 16 == 0, "dK / dV warp tile");
 static_assert(DQ_M % 16 == 0 && DQ_N % 16 == 0, "dQ warp tile");
@@ -112,6 +135,10 @@ static_assert(!V_STAGED || (V_REGS && BLOCK_KV * LD_V <= STAGES * BLOCK_Q * LD_Q
 static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
 static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
 static_assert(!(KV_MAJOR && DQ_ROUTE == 1), "relay's tickets order its KV tiles");
+static_assert(!SPLIT_SDP || (DQ_ROUTE == 2 && HEAD_DIM_QK == HEAD_DIM_V && K_REGS && V_REGS &&
+                             V_STAGED && STAGES == 2 && BLOCK_KV <= STAGES * BLOCK_Q),
+              "split product 1: no dQ product (nothing reads K from shared memory), one k loop, "
+              "K and V staged through the two Q and dO buffers");
 
 // Query tiles [m_begin, m_end) that the band leaves for KV tile n (tile skipping). Every block
 // and the relay turn order use this one function. (32-bit sums: see attn.cuh.)
@@ -407,14 +434,18 @@ __device__ __forceinline__ void sdp_k16(float (*s)[SDP_NJ][4], float (*dp)[SDP_N
     }
 }
 
+// dS of one element from its P and dP (the softmax VJP).
+__device__ __forceinline__ float ds_of(float pv, float dp, float delta) { return pv * (dp - delta); }
+
 // The softmax VJP on the warp's S / dP fragments: S becomes P = exp2(S * scale * log2 e + Bias
-// * log2 e + ALiBi - Stats * log2 e), 0 where (i, j) is masked, and dP becomes dS = P (dP -
-// delta), with the bias read from the staged [q][kv] tile sB (the warp's own elements of sP,
-// which it overwrites with P afterwards). Tiles wholly inside the sequences and the band skip
-// the mask test (MASKED false), a uniform branch per step instead of a select per element.
-// Fragment element e of block (mi, nj) is query row i = i0 + 16 mi + g + 8 (e >> 1), KV
-// column j = j0 + 8 nj + 2 t + (e & 1).
-template <bool MASKED>
+// * log2 e + ALiBi - Stats * log2 e), 0 where (i, j) is masked, and (WITH_DS) dP becomes dS =
+// P (dP - delta) in the same pass (without SPLIT_SDP's dP warps, which get P from the S warps:
+// softmax_ds). The bias is read from the staged [q][kv] tile sB (the warp's own elements;
+// without SPLIT_SDP sB is sP, which the warp then overwrites with P). Tiles wholly inside the
+// sequences and the band skip the mask test (MASKED false), a uniform branch per step instead
+// of a select per element. Fragment element e of block (mi, nj) is query row i = i0 + 16 mi + g
+// + 8 (e >> 1), KV column j = j0 + 8 nj + 2 t + (e & 1).
+template <bool MASKED, bool WITH_DS>
 __device__ __forceinline__ void softmax_vjp(float (*s)[SDP_NJ][4], float (*dp)[SDP_NJ][4],
                                             const float* sLse, const float* sDelta,
                                             const io_t* sB, const AttnParams& p,
@@ -427,7 +458,7 @@ __device__ __forceinline__ void softmax_vjp(float (*s)[SDP_NJ][4], float (*dp)[S
             const int il = il0 + mi * 16 + g + 8 * r;  // row within the Q tile
             const int i = i0 + mi * 16 + g + 8 * r;
             const float lse_log2 = sLse[il] * RIME_LOG2E;
-            const float delta = sDelta[il];
+            const float delta = WITH_DS ? sDelta[il] : 0.f;
 #pragma unroll
             for (int nj = 0; nj < SDP_NJ; ++nj) {
 #pragma unroll
@@ -446,12 +477,91 @@ __device__ __forceinline__ void softmax_vjp(float (*s)[SDP_NJ][4], float (*dp)[S
                                              p.right_bound, p.has_left, p.left_bound))
                         v = 0.f;
                     s[mi][nj][e] = v;
-                    dp[mi][nj][e] = v * (dp[mi][nj][e] - delta);
+                    if (WITH_DS) dp[mi][nj][e] = ds_of(v, dp[mi][nj][e], delta);
                 }
             }
         }
     }
 }
+
+// dP fragments become dS = P (dP - delta), given P for the same elements (SPLIT_SDP's dP warps;
+// the fragment layout of softmax_vjp).
+__device__ __forceinline__ void softmax_ds(float (*dp)[SDP_NJ][4], const float (*pv)[SDP_NJ][4],
+                                           const float* sDelta, int il0, int g) {
+#pragma unroll
+    for (int mi = 0; mi < SDP_MI; ++mi) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const float delta = sDelta[il0 + mi * 16 + g + 8 * r];
+#pragma unroll
+            for (int nj = 0; nj < SDP_NJ; ++nj) {
+#pragma unroll
+                for (int c = 0; c < 2; ++c)
+                    dp[mi][nj][2 * r + c] = ds_of(pv[mi][nj][2 * r + c], dp[mi][nj][2 * r + c], delta);
+            }
+        }
+    }
+}
+
+#if SPLIT_SDP
+// The f32 P exchange between an S warp and its dP warp (pair `pair`): each lane's fragments as
+// SDP_MI x SDP_NJ 16-byte slots, laid out [pair][slot][lane] so that each access of a warp is
+// 512 contiguous bytes (conflict-free).
+__device__ __forceinline__ float4* p_slots(float* sPf, int pair, int lane) {
+    return (float4*)sPf + pair * SDP_MI * SDP_NJ * 32 + lane;
+}
+// Named barrier of S warp `pair` and dP warp `pair` + SDP_WARPS (ids 1.., 0 is __syncthreads):
+// the S warp arrives once its P is in the exchange, the dP warp waits for it.
+__device__ __forceinline__ void pair_arrive(int pair) {
+    asm volatile("bar.arrive %0, 64;" ::"r"(pair + 1) : "memory");
+}
+__device__ __forceinline__ void pair_wait(int pair) {
+    asm volatile("bar.sync %0, 64;" ::"r"(pair + 1) : "memory");
+}
+#endif
+
+#if DBIAS_MODE == 2 || DBIAS_MODE == 3
+// Broadcast dBias from the warp's dS fragments (f32), a pair (j, j + 1) per 8-byte access: a
+// warp's cover 8 rows x one full 32-byte sector per 8 columns. Mode 2 adds them (zero pairs,
+// i.e. masked elements, skipped); mode 3 stores every pair.
+__device__ __forceinline__ void dbias_from_frags(const AttnParams& p, int b, int h,
+                                                 const float (*ds)[SDP_NJ][4], int i0, int j0,
+                                                 int g, int t) {
+    float* gdBa = dbias_plane(p, b, h);
+    const bool pairs = (p.skv & 1) == 0;
+#pragma unroll
+    for (int mi = 0; mi < SDP_MI; ++mi) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const int i = i0 + mi * 16 + g + 8 * r;
+#pragma unroll
+            for (int nj = 0; nj < SDP_NJ; ++nj) {
+                const int j = j0 + nj * 8 + 2 * t;
+                const float x = ds[mi][nj][2 * r];
+                const float y = ds[mi][nj][2 * r + 1];
+                if (i >= p.sq || j >= p.skv) continue;
+                float* d = gdBa + (i64)i * p.skv + j;
+#if DBIAS_MODE == 2
+                if (x == 0.f && y == 0.f) continue;
+                if (pairs) {
+                    red_add_f32x2(d, x, y);
+                } else {
+                    red_add_f32(d, x);
+                    if (j + 1 < p.skv) red_add_f32(d + 1, y);
+                }
+#else
+                if (pairs) {
+                    st_global_f32x2(d, x, y);
+                } else {
+                    d[0] = x;
+                    if (j + 1 < p.skv) d[1] = y;
+                }
+#endif
+            }
+        }
+    }
+}
+#endif
 
 // Writes the warp's fragments of a BLOCK_Q x BLOCK_KV product, packed to the io dtype, into the
 // shared [q][kv] tile at (il0, jl0) (4-byte stores, conflict-free with LD_S's padding).
@@ -471,16 +581,33 @@ __device__ __forceinline__ void store_frag_tile(io_t* sT, const float (*c)[SDP_N
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
 rime_bwd_main(const AttnParams p) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
+    constexpr int kQBuf = BLOCK_Q * LD_QK;  // elements per Q buffer
+    constexpr int kDoBuf = BLOCK_Q * LD_V;  // elements per dO buffer
+#if SPLIT_SDP
+    // STAGES x Q (K staged there), STAGES x dO (V staged there), P, dS, the bias tile, the f32 P
+    // exchange, STAGES x Stats and delta.
+    io_t* sQ = (io_t*)smem_raw;
+    io_t* sdO = sQ + STAGES * kQBuf;
+    io_t* sP = sdO + STAGES * kDoBuf;
+    io_t* sdS = sP + BLOCK_Q * LD_S;
+    io_t* sBias = sdS + BLOCK_Q * LD_S;
+    float* sPf = (float*)(sBias + BLOCK_Q * LD_S);
+    float* sLse = sPf + BLOCK_Q * BLOCK_KV;           // STAGES x BLOCK_Q
+    float* sDelta = sLse + STAGES * BLOCK_Q;          // STAGES x BLOCK_Q
+    io_t* sK = sQ;
+    io_t* sV = sdO;
+#else
     io_t* sK = (io_t*)smem_raw;
     io_t* sVr = sK + BLOCK_KV * LD_QK;                // V's region (empty when staged)
     io_t* sP = PS_IN_V ? sVr : sVr + V_REGION;        // BLOCK_Q x LD_S
     io_t* sdS = sP + BLOCK_Q * LD_S;                  // BLOCK_Q x LD_S
     io_t* sQ = sVr + V_REGION + (PS_IN_V ? 0 : 2 * BLOCK_Q * LD_S);  // STAGES x BLOCK_Q x LD_QK
-    io_t* sdO = sQ + STAGES * BLOCK_Q * LD_QK;        // BLOCK_Q x LD_V
+    io_t* sdO = sQ + STAGES * kQBuf;                  // BLOCK_Q x LD_V
     io_t* sV = V_STAGED ? sQ : sVr;                   // where V lands (staged: Q's buffers on)
-    float* sLse = (float*)(sdO + BLOCK_Q * LD_V);     // BLOCK_Q
+    io_t* sBias = sP;                                 // the bias tile waits in P's
+    float* sLse = (float*)(sdO + kDoBuf);             // BLOCK_Q
     float* sDelta = sLse + BLOCK_Q;
-    constexpr int kQBuf = BLOCK_Q * LD_QK;  // elements per buffer
+#endif
 
     const int tid = threadIdx.x;
     const int lane = tid & 31;
@@ -554,12 +681,18 @@ rime_bwd_main(const AttnParams p) {
     }
 #endif
 #if HAS_BIAS && !PS_IN_V
-    if (steps > 0) load_bias_tile(sP, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
+    if (steps > 0) load_bias_tile(sBias, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
 #endif
 
-    // This warp's place in each product's warp grid.
-    const int s_il0 = (warp % WM_SDP) * SDP_M;   // S / dP: first query row (in the Q tile)
-    const int s_jl0 = (warp / WM_SDP) * SDP_N;   // S / dP: first KV column (in the KV tile)
+    // This warp's place in each product's warp grid (SPLIT_SDP: in its half's).
+#if SPLIT_SDP
+    const int pair = warp % SDP_WARPS;           // the S warp and dP warp of one tile
+    const bool s_warp = warp < SDP_WARPS;        // computes S (else dP)
+#else
+    const int pair = warp;
+#endif
+    const int s_il0 = (pair % WM_SDP) * SDP_M;   // S / dP: first query row (in the Q tile)
+    const int s_jl0 = (pair / WM_SDP) * SDP_N;   // S / dP: first KV column (in the KV tile)
     const int k_jl0 = (warp % WM_DKV) * DKV_M;   // dK / dV: first KV row
     const int k_dk0 = (warp / WM_DKV) * DK_N;    // dK: first head-dim column
     const int k_dv0 = (warp / WM_DKV) * DV_N;    // dV: first head-dim column
@@ -586,26 +719,35 @@ rime_bwd_main(const AttnParams p) {
     zero_acc<DKV_M / 16, DV_N / 8>(dv);
 
     // The warp's K and V fragments of product 1, for every k step (loaded once: K and V stay).
+    // SPLIT_SDP: one set, K's in an S warp, V's in a dP warp.
+#if SPLIT_SDP
+    u32 kf[HEAD_DIM_QK / 16][SDP_N / 16][4];
+#else
     u32 kf[K_REGS ? HEAD_DIM_QK / 16 : 1][SDP_N / 16][4];
     u32 vf[V_REGS ? HEAD_DIM_V / 16 : 1][SDP_N / 16][4];
+#endif
 #if K_REGS || V_REGS
     cp_async_wait_all();
     __syncthreads();  // K and V have landed
+#if SPLIT_SDP
+    load_b_frags<HEAD_DIM_QK / 16, LD_QK>(kf, s_warp ? b_k : b_v);
+#else
 #if K_REGS
     load_b_frags<HEAD_DIM_QK / 16, LD_QK>(kf, b_k);
 #endif
 #if V_REGS
     load_b_frags<HEAD_DIM_V / 16, LD_V>(vf, b_v);
+#endif
+#endif
 #if V_STAGED
-    __syncthreads();  // every warp has its V fragments: the Q and dO buffers take their tiles
+    __syncthreads();  // every warp has its fragments: the Q and dO buffers take their tiles
     if (steps > 0) {
         load_q_tile(sQ, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
         load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
     }
-#elif HAS_BIAS
+#elif V_REGS && HAS_BIAS
     __syncthreads();  // every warp has its V fragments: sP (V's space) takes the first bias tile
-    if (steps > 0) load_bias_tile(sP, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
-#endif
+    if (steps > 0) load_bias_tile(sBias, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
 #endif
 #endif
 
@@ -622,12 +764,13 @@ rime_bwd_main(const AttnParams p) {
         const int next_m = wraps ? m_begin : m + 1;
         const int next_h = kvh * group + next_hh;
         const int next_q0 = next_m * BLOCK_Q;
-        // This step's Q buffer and its byte offset from buffer 0.
+        // This step's Q buffer and its byte offset from buffer 0 (SPLIT_SDP: the same for dO,
+        // Stats and delta, which otherwise have one).
         const int cur = STAGES == 2 ? (step & 1) : 0;
         const int q_off = cur * 2 * kQBuf;
-        const int do_off = 0;
-        const float* lse = sLse;
-        const float* delta = sDelta;
+        const int do_off = SPLIT_SDP ? cur * 2 * kDoBuf : 0;
+        const float* lse = sLse + (SPLIT_SDP ? cur * BLOCK_Q : 0);
+        const float* delta = sDelta + (SPLIT_SDP ? cur * BLOCK_Q : 0);
         const int i0 = q0 + s_il0;  // this warp's first query row and KV column of S / dP
         const int j0 = n0 + s_jl0;
 #if DQ_ROUTE == 1
@@ -646,10 +789,81 @@ rime_bwd_main(const AttnParams p) {
         cp_async_wait_all();
         __syncthreads();  // this step's Q / dO / Stats / delta have landed; sP / sdS are free
 #if STAGES == 2
-        // Every warp has finished the previous step: its Q buffer takes the next step's Q.
+        // Every warp has finished the previous step: its Q buffer takes the next step's Q (and
+        // with SPLIT_SDP its dO buffer the next dO, Stats and delta).
         if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, Q_ROWS(L), next_h, next_q0, tid);
+#if SPLIT_SDP
+        if (has_next)
+            load_do_tile(sdO + (cur ^ 1) * kDoBuf, sLse + (cur ^ 1) * BLOCK_Q,
+                         sDelta + (cur ^ 1) * BLOCK_Q, p, b, Q_ROWS(L), next_h, next_q0, tid);
+#endif
 #endif
 
+#if SPLIT_SDP
+        // Product 1, by half: S = Q K^T in an S warp, dP = dO V^T in a dP warp, the same code
+        // on different operands (B from the fragments in registers).
+        float sdp[SDP_MI][SDP_NJ][4];
+        zero_acc<SDP_MI, SDP_NJ>(sdp);
+        {
+            const u32 a_sdp = s_warp ? a_q + q_off : a_do + do_off;
+#pragma unroll
+            for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk)
+                s_k16<true, LD_QK>(sdp, a_sdp, 0, kk, kf);
+        }
+        if (s_warp) {
+#if HAS_ALIBI
+            const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
+#else
+            const float alibi_log2 = 0.f;
+#endif
+            if (interior)
+                softmax_vjp<false, false>(sdp, sdp, lse, delta, sBias, p, L, i0, s_il0, j0,
+                                          s_jl0, g, t, scale_log2, alibi_log2);
+            else
+                softmax_vjp<true, false>(sdp, sdp, lse, delta, sBias, p, L, i0, s_il0, j0, s_jl0,
+                                         g, t, scale_log2, alibi_log2);
+            float4* slot = p_slots(sPf, pair, lane);
+#pragma unroll
+            for (int mi = 0; mi < SDP_MI; ++mi) {
+#pragma unroll
+                for (int nj = 0; nj < SDP_NJ; ++nj)
+                    slot[(mi * SDP_NJ + nj) * 32] = make_float4(sdp[mi][nj][0], sdp[mi][nj][1],
+                                                                sdp[mi][nj][2], sdp[mi][nj][3]);
+            }
+            pair_arrive(pair);  // P is in the exchange
+            store_frag_tile(sP, sdp, s_il0, s_jl0, g, t);
+        } else {
+            float pv[SDP_MI][SDP_NJ][4];
+            pair_wait(pair);  // the S warp's P is in the exchange
+            const float4* slot = p_slots(sPf, pair, lane);
+#pragma unroll
+            for (int mi = 0; mi < SDP_MI; ++mi) {
+#pragma unroll
+                for (int nj = 0; nj < SDP_NJ; ++nj) {
+                    const float4 v = slot[(mi * SDP_NJ + nj) * 32];
+                    pv[mi][nj][0] = v.x;
+                    pv[mi][nj][1] = v.y;
+                    pv[mi][nj][2] = v.z;
+                    pv[mi][nj][3] = v.w;
+                }
+            }
+            softmax_ds(sdp, pv, delta, s_il0, g);
+            store_frag_tile(sdS, sdp, s_il0, s_jl0, g, t);
+#if DBIAS_MODE == 2 || DBIAS_MODE == 3
+            dbias_from_frags(p, b, h, sdp, i0, j0, g, t);
+#endif
+        }
+        __syncthreads();  // P and dS complete in shared memory; the bias tile is free
+#if HAS_BIAS
+        if (has_next) load_bias_tile(sBias, p, b, next_h, next_q0, n0, tid);
+#endif
+        // Product 2: dV += P^T dO and dK += dS^T Q over the Q tile's rows (this step's buffers:
+        // the next step's tiles are landing in the others).
+        warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_V>(dv, at_p,
+                                                                              bt_do + do_off);
+        warp_gemm<DKV_M / 16, DK_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_QK>(dk, at_ds,
+                                                                               bt_q + q_off);
+#else
         // Product 1: S = Q K^T and dP = dO V^T, in one k loop over the common head dim (their
         // mma in turn: independent chains), then the rest of the wider one.
         float s[SDP_MI][SDP_NJ][4];
@@ -679,52 +893,15 @@ rime_bwd_main(const AttnParams p) {
         const float alibi_log2 = 0.f;
 #endif
         if (interior)
-            softmax_vjp<false>(s, dp, lse, delta, sP, p, L, i0, s_il0, j0, s_jl0, g, t,
-                               scale_log2, alibi_log2);
+            softmax_vjp<false, true>(s, dp, lse, delta, sBias, p, L, i0, s_il0, j0, s_jl0, g, t,
+                                     scale_log2, alibi_log2);
         else
-            softmax_vjp<true>(s, dp, lse, delta, sP, p, L, i0, s_il0, j0, s_jl0, g, t,
-                              scale_log2, alibi_log2);
+            softmax_vjp<true, true>(s, dp, lse, delta, sBias, p, L, i0, s_il0, j0, s_jl0, g, t,
+                                    scale_log2, alibi_log2);
         store_frag_tile(sP, s, s_il0, s_jl0, g, t);
         store_frag_tile(sdS, dp, s_il0, s_jl0, g, t);
 #if DBIAS_MODE == 2 || DBIAS_MODE == 3
-        // Broadcast dBias: f32 values straight from the dS fragments, a pair (j, j + 1) per
-        // 8-byte access: a warp's cover 8 rows x one full 32-byte sector per 8 columns. Mode 2
-        // adds them (zero pairs, i.e. masked elements, skipped); mode 3 stores every pair.
-        {
-            float* gdBa = dbias_plane(p, b, h);
-            const bool pairs = (p.skv & 1) == 0;
-#pragma unroll
-            for (int mi = 0; mi < SDP_MI; ++mi) {
-#pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                    const int i = i0 + mi * 16 + g + 8 * r;
-#pragma unroll
-                    for (int nj = 0; nj < SDP_NJ; ++nj) {
-                        const int j = j0 + nj * 8 + 2 * t;
-                        const float x = dp[mi][nj][2 * r];
-                        const float y = dp[mi][nj][2 * r + 1];
-                        if (i >= p.sq || j >= p.skv) continue;
-                        float* d = gdBa + (i64)i * p.skv + j;
-#if DBIAS_MODE == 2
-                        if (x == 0.f && y == 0.f) continue;
-                        if (pairs) {
-                            red_add_f32x2(d, x, y);
-                        } else {
-                            red_add_f32(d, x);
-                            if (j + 1 < p.skv) red_add_f32(d + 1, y);
-                        }
-#else
-                        if (pairs) {
-                            st_global_f32x2(d, x, y);
-                        } else {
-                            d[0] = x;
-                            if (j + 1 < p.skv) d[1] = y;
-                        }
-#endif
-                    }
-                }
-            }
-        }
+        dbias_from_frags(p, b, h, dp, i0, j0, g, t);
 #endif
         __syncthreads();  // P and dS complete in shared memory
 
@@ -735,7 +912,7 @@ rime_bwd_main(const AttnParams p) {
         __syncthreads();
         if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), next_h, next_q0, tid);
 #if HAS_BIAS
-        if (has_next) load_bias_tile(sP, p, b, next_h, next_q0, n0, tid);
+        if (has_next) load_bias_tile(sBias, p, b, next_h, next_q0, n0, tid);
 #endif
         warp_gemm<DKV_M / 16, DK_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_QK>(dk, at_ds,
                                                                                bt_q + q_off);
@@ -743,6 +920,7 @@ rime_bwd_main(const AttnParams p) {
         __syncthreads();  // every warp is past its reads of sQ
         if (has_next) load_q_tile(sQ, p, b, Q_ROWS(L), next_h, next_q0, tid);
 #endif
+#endif  // SPLIT_SDP
 #if DBIAS_MODE == 1
         // dBias = dS (the io-dtype value).
         {

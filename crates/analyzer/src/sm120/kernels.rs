@@ -113,20 +113,31 @@ pub struct BwdLayout {
     /// into registers, and has no region of its own; P and dS get theirs. This is what fits
     /// Dqk = Dv = 256 within 101,376 B: V needs no space once it is in registers.
     pub v_staged: bool,
+    /// Product 1 split by product: S on the first half of the warps with K's fragments in
+    /// registers, dP on the other half with V's, each half over the `sdp` grid of the whole
+    /// tile; K staged through the Q buffers as V through the dO buffers (needs `k_regs`,
+    /// `v_regs`, `v_staged`, Dqk = Dv, two stages and the two_kernel route, whose kernel reads
+    /// K from nowhere else). Product 1 then reads only Q and dO from shared memory, and half as
+    /// often; an S warp hands its f32 P to its dP warp through shared memory. dO, Stats and
+    /// delta get two buffers like Q, the bias tile its own ([`smem_backward_split`]).
+    pub split: bool,
 }
 
 impl BwdLayout {
     /// True when every warp tile of `k` is whole 16 x 16 blocks (what bwd_main.cu asserts).
     pub fn tiles_evenly(&self, k: &KernelConfig) -> bool {
         let w = k.warps;
-        let split = |m: u32| m > 0 && w % m == 0;
-        if !(split(self.sdp) && split(self.dkv) && split(self.dq)) {
+        // Product 1's warps: all, or each half when split by product.
+        let sdp_w = if self.split { w / 2 } else { w };
+        let divides = |w: u32, m: u32| m > 0 && w % m == 0;
+        if !(divides(sdp_w, self.sdp) && divides(w, self.dkv) && divides(w, self.dq)) {
             return false;
         }
         let blocks = |rows: u32, m: u32| rows % (16 * m) == 0;
-        let cols = |n: u32, m: u32| (n * m / w) % 16 == 0 && (n * m) % w == 0;
+        let cols_of = |w: u32, n: u32, m: u32| (n * m / w) % 16 == 0 && (n * m) % w == 0;
+        let cols = |n: u32, m: u32| cols_of(w, n, m);
         blocks(k.block_q, self.sdp)
-            && cols(k.block_kv, self.sdp)
+            && cols_of(sdp_w, k.block_kv, self.sdp)
             && blocks(k.block_kv, self.dkv)
             && cols(k.head_dim_qk, self.dkv)
             && cols(k.head_dim_v, self.dkv)
@@ -192,6 +203,22 @@ pub const fn smem_backward(
         v
     };
     IO_BYTES * (bkv * (dqk + p) + v_and_ps + stages * bq * (dqk + p) + bq * (dv + p)) + 4 * 2 * bq
+}
+
+/// Backward main kernel split by product ([`BwdLayout::split`]): `stages` buffers each of Q,
+/// dO, LSE and delta; P, dS and the bias tile (io); the f32 P exchange (`bq` x `bkv`); no K or
+/// V region (staged through the Q and dO buffers: [`split_stage_fits`]).
+pub const fn smem_backward_split((bq, bkv): (u32, u32), (dqk, dv): (u32, u32), stages: u32) -> u32 {
+    let p = SMEM_ROW_PAD;
+    IO_BYTES * (stages * bq * (dqk + p + dv + p) + 3 * bq * (bkv + p))
+        + 4 * bq * bkv
+        + 4 * 2 * stages * bq
+}
+
+/// True when a layout split by product can stage K through the Q buffers and V through the dO
+/// buffers: `stages` Q tiles hold the KV tile's rows.
+pub const fn split_stage_fits((bq, bkv): (u32, u32), stages: u32) -> bool {
+    bkv <= stages * bq
 }
 
 /// True when a staged V tile fits the Q and dO buffers it passes through.
@@ -286,8 +313,24 @@ const fn backward(
         k_regs,
         v_regs,
         v_staged,
+        split: false,
     });
     k.smem_bytes = smem_backward(tiles, dims, stages, (v_regs, v_staged));
+    k
+}
+
+/// [`backward`] with product 1 split by product ([`BwdLayout::split`]), its shared memory by
+/// [`smem_backward_split`].
+const fn split_by_product(mut k: KernelConfig) -> KernelConfig {
+    if let Some(mut l) = k.layout {
+        l.split = true;
+        k.layout = Some(l);
+        k.smem_bytes = smem_backward_split(
+            (k.block_q, k.block_kv),
+            (k.head_dim_qk, k.head_dim_v),
+            k.stages,
+        );
+    }
     k
 }
 
@@ -380,9 +423,16 @@ pub const KERNELS: &[KernelConfig] = &[
     // reductions per FLOP against the 64 x 32 tile it replaced (2026-12-03), at 128 dK / dV
     // accumulator registers per thread beside V's 64; grids (2, 2, 2) and (2, 4, 1) spilled.
     // Two entries by route: where the kernel computes dQ (atomic, relay, ordered_dbias) one Q
-    // buffer, 77,056 B (a second spilled 56 of 152 specializations); on two_kernel, whose
-    // kernel has no dQ product, two, 93,952 B, so the next Q tile is copied during the whole
-    // step instead of only the dS store (0.93x the time on the d256 suite, H200 2026-12-04).
+    // buffer, 77,056 B (a second spilled 56 of 152 specializations). On two_kernel, whose
+    // kernel has no dQ product and so reads K only into registers, product 1 is split by
+    // product (`split_by_product`): S on four warps holding K's fragments, dP on four holding
+    // V's, each warp 32 x 16; K staged like V; two buffers of Q and of dO, 90,112 B. Product 1
+    // then reads K from shared memory not at all (twice a step before), and the dK / dV grid 2
+    // reads the dO and Q tiles twice instead of four times: ~290 instead of ~380 KB of
+    // shared-memory reads a step, which bounds this kernel on the H200 before its tensor
+    // throughput does; two barriers a step instead of three. 0.907x the time of the unsplit
+    // two-Q-buffer entry (grids (2, 4, 2), 93,952 B) on the d256 suite, H200 2026-12-05 (with
+    // dK / dV grid 4: 0.955; the unsplit entry with grid 2: 0.985; docs/performance.md).
     for_routes(
         backward(
             "bwd_d256_32x64_v2",
@@ -396,15 +446,15 @@ pub const KERNELS: &[KernelConfig] = &[
         FUSED_DQ,
     ),
     for_routes(
-        backward(
-            "bwd_d256_32x64_2q_v2",
+        split_by_product(backward(
+            "bwd_d256_32x64_split",
             (256, 256),
             (32, 64),
             (8, 2),
             256,
-            (2, 4, 2),
-            (false, true, true),
-        ),
+            (1, 2, 2),
+            (true, true, true),
+        )),
         DS_OUT,
     ),
     // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile;
@@ -418,7 +468,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         3,
-        92,
+        94,
     ),
     kernel(
         "dq_gemm_d128_128x64_v2",
@@ -427,7 +477,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         2,
-        142,
+        144,
     ),
     kernel(
         "dq_gemm_d192v128_128x64_v2",
@@ -436,7 +486,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 64),
         8,
         2,
-        184,
+        188,
     ),
     kernel(
         "dq_gemm_d256_128x32_v2",
@@ -445,7 +495,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (128, 32),
         8,
         3,
-        222,
+        224,
     ),
 ];
 
@@ -542,7 +592,7 @@ pub fn kernels_markdown() -> String {
         "# SM120 kernel configurations\n\n<!-- Generated from crates/analyzer/src/sm120/kernels.rs \
          by `RIME_UPDATE_DOCS=1 cargo test -p rime-analyzer kernels_doc`; do not edit. -->\n\n\
          Every configuration the analyzer can select; the CUDA engine implements each one. Shared \
-         memory is derived from the tiles (`smem_forward`, `smem_backward`, `smem_dq_gemm`) and must \
+         memory is derived from the tiles (`smem_forward`, `smem_backward`, `smem_backward_split`, `smem_dq_gemm`) and must \
          stay within 101,376 B per block; registers are the per-thread budget the fitness test \
          holds every specialization to (ptxas, sm_120), from which the cost model counts blocks \
          per SM. A backward main entry is built and selected for the routes listed (`all`: every route).\n\n\
@@ -631,6 +681,19 @@ mod tests {
                     "{}: a staged V is held in registers and fits the Q and dO buffers",
                     k.name
                 );
+                // What bwd_main.cu asserts for SPLIT_SDP.
+                assert!(
+                    !l.split
+                        || (l.k_regs
+                            && l.v_regs
+                            && l.v_staged
+                            && k.stages == 2
+                            && k.head_dim_qk == k.head_dim_v
+                            && k.routes == [Route::TwoKernel]
+                            && split_stage_fits(tiles, k.stages)),
+                    "{}: a layout split by product",
+                    k.name
+                );
             }
         }
         // Every backward envelope has one main kernel per route, with the same tiles (a plan's
@@ -702,17 +765,18 @@ mod tests {
         let by_route = |route, dqk, dv| select_main(route, dqk, dv).map(|k| k.name);
         assert_eq!(
             by_route(Route::TwoKernel, 256, 256),
-            Some("bwd_d256_32x64_2q_v2")
+            Some("bwd_d256_32x64_split")
         );
         assert_eq!(
             by_route(Route::TwoKernel, 200, 136),
-            Some("bwd_d256_32x64_2q_v2")
+            Some("bwd_d256_32x64_split")
         );
         for route in [Route::Atomic, Route::Relay, Route::OrderedDbias] {
             assert_eq!(by_route(route, 256, 256), Some("bwd_d256_32x64_v2"));
         }
         assert_eq!(by_route(Route::TwoKernel, 128, 128), pick(128, 128));
         assert_eq!(smem_backward((32, 64), (256, 256), 2, (true, true)), 93_952);
+        assert_eq!(smem_backward_split((32, 64), (256, 256), 2), 90_112);
         assert_eq!(
             smem_backward((32, 128), (128, 128), 2, (true, false)),
             96_000

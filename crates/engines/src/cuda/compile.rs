@@ -213,6 +213,7 @@ impl KernelBuild {
                 ("K_REGS", i64::from(l.k_regs)),
                 ("V_REGS", i64::from(l.v_regs)),
                 ("V_STAGED", i64::from(l.v_staged)),
+                ("SPLIT_SDP", i64::from(l.split)),
             ]);
         }
         b

@@ -48,6 +48,7 @@ fn assert_built_from(build: &KernelBuild, k: &KernelConfig, what: &str) {
             ("K_REGS", u32::from(l.k_regs)),
             ("V_REGS", u32::from(l.v_regs)),
             ("V_STAGED", u32::from(l.v_staged)),
+            ("SPLIT_SDP", u32::from(l.split)),
         ] {
             assert_eq!(
                 define(build, name),
