@@ -60,6 +60,26 @@ __device__ __forceinline__ bool rime_keep(int i, int j, int q, int kv, int shift
     return keep;
 }
 
+// KV columns [j_begin, j_end) that the band leaves to query rows [m0, m0 + rows) (tile skipping;
+// 32-bit sums, see above): empty when every row lies past the padding mask's length (those rows
+// are fully masked). The forward walks its KV tiles, the dQ GEMM its dS chunks, over this range.
+__device__ __forceinline__ void kv_range_of(const AttnParams& p, const SeqLens& L, int m0,
+                                            int rows, int& j_begin, int& j_end) {
+    int row_last = m0 + rows - 1;
+    if (row_last > L.q - 1) row_last = L.q - 1;
+    j_begin = 0;
+    j_end = L.kv;
+    if (p.has_left) {
+        const int lo = m0 + L.shift - p.left_bound + 1;
+        if (lo > j_begin) j_begin = lo;
+    }
+    if (p.has_right) {
+        const int hi = row_last + L.shift + p.right_bound + 1;
+        if (hi < j_end) j_end = hi;
+    }
+    if (row_last < m0) j_end = j_begin;
+}
+
 // ALiBi slope of query head h (the standard geometric sequence, also for Hq not a power of 2).
 __device__ __forceinline__ float rime_alibi_slope(const AttnParams& p, int h) {
     float s = h < p.alibi_n ? p.alibi_base : p.alibi_half;

@@ -3,14 +3,16 @@
 // dS comes from bwd_main.cu (DQ_ROUTE 2) in the io dtype, rows of round_up(Skv, 128) columns,
 // with zeros wherever the main kernel masked or skipped. Each dQ element is written once.
 //
-// One block per (Q tile of BLOCK_Q rows, query head, batch), WARPS warps in a grid of
+// One block per (Q tile of BLOCK_Q rows, query head, batch; the last Q tile first, which under
+// a causal band is the heaviest), WARPS warps in a grid of
 // BLOCK_Q / 32 warps along the rows by the rest along the head dim: each warp owns a 32-row x
 // (HEAD_DIM_QK / (WARPS / (BLOCK_Q / 32))) column tile of dQ in f32 registers, so every A (dS)
 // fragment it loads serves all its columns and every B (K) fragment both of its 16-row blocks.
-// The block walks Skv in chunks of BLOCK_KV columns through a STAGES-deep cp.async ring of dS
-// and K chunks (rows past Sq or Skv zero-filled): chunk c + STAGES - 1 is copied while chunk c
-// is multiplied (mma.sync m16n8k16, dS by ldmatrix, K by transposed ldmatrix), one block
-// barrier per chunk.
+// The block walks the KV columns the mask band leaves its rows (kv_range_of: dS is zero
+// elsewhere, so the chunks outside add nothing) in chunks of BLOCK_KV columns through a
+// STAGES-deep cp.async ring of dS and K chunks (rows past Sq or Skv zero-filled): chunk c +
+// STAGES - 1 is copied while chunk c is multiplied (mma.sync m16n8k16, dS by ldmatrix, K by
+// transposed ldmatrix), one block barrier per chunk.
 //
 // Shared memory (dynamic, 16-bit, rows padded by 8 elements), per stage:
 //   dS BLOCK_Q x (BLOCK_KV + 8), K BLOCK_KV x (HEAD_DIM_QK + 8):
@@ -45,7 +47,7 @@ rime_dq_gemm(const AttnParams p) {
     const int t = lane & 3;
     const int h = blockIdx.y;
     const int b = blockIdx.z;
-    const int q0 = blockIdx.x * BLOCK_Q;
+    const int q0 = (gridDim.x - 1 - blockIdx.x) * BLOCK_Q;
     const int kvh = h / (p.hq / p.hk);
     const i64 pitch = ds_pitch(p.skv);
     const int row0 = (warp % WM) * 32;          // this warp's first row in the Q tile
@@ -59,10 +61,14 @@ rime_dq_gemm(const AttnParams p) {
     // The main kernel wrote every column of its KV tiles, i.e. up to round_up(Skv, its
     // BLOCK_KV), which can end before this chunk does: columns from round_up(Skv, 8) on are
     // zero-filled here, never read (the workspace is not cleared).
-    const int chunks = (p.skv + BLOCK_KV - 1) / BLOCK_KV;
+    int j_begin, j_end;
+    kv_range_of(p, L, q0, BLOCK_Q, j_begin, j_end);
+    const int c_begin = j_begin / BLOCK_KV;
+    const int chunks = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV - c_begin : 0;
+    // Chunk c of the walk (stage c % STAGES) is KV chunk c_begin + c.
     auto load_chunk = [&](int c) {
         io_t* sdS = smem + (c % STAGES) * STAGE_ELEMS;
-        const int j0 = c * BLOCK_KV;
+        const int j0 = (c_begin + c) * BLOCK_KV;
         load_tile<BLOCK_Q, BLOCK_KV, WARPS * 32, false, true>(
             sdS, LD_DS, gdS + j0, pitch, p.sq - q0, (p.skv - j0 + 7) / 8 * 8, tid);
         load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false, true>(

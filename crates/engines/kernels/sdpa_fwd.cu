@@ -63,23 +63,9 @@ rime_sdpa_fwd(const AttnParams p) {
 
     // KV range the band leaves for rows m0 .. m0 + BLOCK_Q - 1 (tile skipping); rows past the
     // padding mask's length are fully masked (O = 0, Stats = +inf) and walk nothing.
-    // KV range the band leaves for rows m0 .. m0 + BLOCK_Q - 1 (tile skipping; 32-bit sums: see
-    // attn.cuh); rows past the padding mask's length are fully masked (O = 0, Stats = +inf) and
-    // walk nothing.
     const SeqLens L = seq_lens(p, b);
-    int row_last = m0 + BLOCK_Q - 1;
-    if (row_last > L.q - 1) row_last = L.q - 1;
-    int j_begin = 0;
-    int j_end = L.kv;
-    if (p.has_left) {
-        const int lo = m0 + L.shift - p.left_bound + 1;
-        if (lo > j_begin) j_begin = lo;
-    }
-    if (p.has_right) {
-        const int hi = row_last + L.shift + p.right_bound + 1;
-        if (hi < j_end) j_end = hi;
-    }
-    if (row_last < m0) j_end = j_begin;
+    int j_begin, j_end;
+    kv_range_of(p, L, m0, BLOCK_Q, j_begin, j_end);
     const int n_begin = j_begin / BLOCK_KV;
     const int n_end = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV : n_begin;
 
