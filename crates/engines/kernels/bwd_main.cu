@@ -55,11 +55,12 @@
 // pair, which forms dS = P (dP - delta). dO, Stats and delta get two buffers like Q (their next
 // tiles are copied from the start of a step: no third barrier), and the bias tile its own buffer.
 //
-// Pipelining: STAGES Q buffers (1 or 2) and one dO / Stats / delta buffer (SPLIT_SDP: STAGES). With two, the next
-// step's Q is copied (cp.async) into the other buffer as soon as the step starts; the next dO
-// once every warp is past dV, so that copy overlaps dK, dQ and the reductions (with one Q
-// buffer, the next Q follows once every warp is past dK). Three barriers per step (four with
-// one Q buffer).
+// Pipelining: STAGES Q buffers (1 or 2) and one dO / Stats / delta buffer (SPLIT_SDP: STAGES
+// of each, refilled as the step starts, and the bias tile, in its own buffer, once every warp is
+// past the softmax: two barriers per step). With two, the next step's Q is copied (cp.async)
+// into the other buffer as soon as the step starts; the next dO once every warp is past dV, so
+// that copy overlaps dK, dQ and the reductions (with one Q buffer, the next Q follows once
+// every warp is past dK). Three barriers per step (four with one Q buffer).
 // The bias tile of the next step is staged in sP (cp.async) once every warp is past dV, so that
 // its load overlaps dK, dQ and the reductions; product 1 reads it from there.
 // dQ partial sums leave as 16-byte vector reductions (sm_90+; neighbouring lanes swap halves of
@@ -85,8 +86,8 @@
 // the actual p.hd_qk columns.
 //
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, WM_SDP, WM_DKV, WM_DQ,
-// K_REGS, V_REGS, V_STAGED, SPLIT_SDP, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE, KV_MAJOR,
-// SMEM_BYTES.
+// K_REGS, V_REGS, V_STAGED, SPLIT_SDP, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE,
+// KV_MAJOR, SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
 #define LD_V (HEAD_DIM_V + 8)
@@ -435,7 +436,9 @@ __device__ __forceinline__ void sdp_k16(float (*s)[SDP_NJ][4], float (*dp)[SDP_N
 }
 
 // dS of one element from its P and dP (the softmax VJP).
-__device__ __forceinline__ float ds_of(float pv, float dp, float delta) { return pv * (dp - delta); }
+__device__ __forceinline__ float ds_of(float pv, float dp, float delta) {
+    return pv * (dp - delta);
+}
 
 // The softmax VJP on the warp's S / dP fragments: S becomes P = exp2(S * scale * log2 e + Bias
 // * log2 e + ALiBi - Stats * log2 e), 0 where (i, j) is masked, and (WITH_DS) dP becomes dS =
@@ -497,7 +500,8 @@ __device__ __forceinline__ void softmax_ds(float (*dp)[SDP_NJ][4], const float (
             for (int nj = 0; nj < SDP_NJ; ++nj) {
 #pragma unroll
                 for (int c = 0; c < 2; ++c)
-                    dp[mi][nj][2 * r + c] = ds_of(pv[mi][nj][2 * r + c], dp[mi][nj][2 * r + c], delta);
+                    dp[mi][nj][2 * r + c] =
+                        ds_of(pv[mi][nj][2 * r + c], dp[mi][nj][2 * r + c], delta);
             }
         }
     }
