@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Build rime_cand from the commit under test first (cargo build --release -p rime-cli; strip;
+# xz into .device/x/rime_cand.xz; the rime_cand of 2026-12-05 predates the dS zeroing change).
 # Device call R3, right after S1 on the same machine: FROST's part B, then the candidate (rime_cand: the d256
 # two_kernel main kernel split by product, the dQ GEMM walking only the band's KV chunks, last
 # Q tile first) against FROST and main (rime_head, 0c5850b) in one call: the d256 suite on
