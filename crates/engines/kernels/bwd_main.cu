@@ -288,13 +288,29 @@ __device__ __forceinline__ float* dbias_plane(const AttnParams& p, int b, int h)
 }
 #endif
 
-// Rows the band skips still get dBias = 0 (and, for dq_gemm.cu, which reads every column of
-// this tile, dS = 0) in KV tile n0's columns: rows [0, r0) and [r1, Sq), where the walked Q
-// tiles [m_begin, m_end) cover [r0, r1). (DBIAS_MODE 2 needs none: its accumulator starts at 0.)
+// Rows the band skips still get dBias = 0 in KV tile n0's columns: rows [0, r0) and [r1, Sq),
+// where the walked Q tiles [m_begin, m_end) cover [r0, r1) (DBIAS_MODE 2 needs none: its
+// accumulator starts at 0). dq_gemm.cu reads dS in tiles of RIME_DQ_ROWS rows, over the KV
+// columns the band leaves each tile (kv_range_of); a tile that reads any of this KV tile's
+// columns meets its walked rows (the same band bounds both ranges), so the dS rows to zero are
+// the rest of the tiles that meet [r0, r1): [lo, r0) and [r1, hi) with lo and hi rounded out to
+// RIME_DQ_ROWS (under a causal band at most one tile's worth, not every row above the diagonal).
 __device__ __forceinline__ void zero_skipped_rows(const AttnParams& p, int b, int kvh, int n0,
                                                   int m_begin, int m_end, int tid) {
 #if DBIAS_MODE == 1 || DBIAS_MODE == 3 || DQ_ROUTE == 2
     const int group = p.hq / p.hk;
+    const int r0 = m_begin * BLOCK_Q < p.sq ? m_begin * BLOCK_Q : p.sq;
+    const int r1 = m_end <= m_begin ? r0 : (m_end * BLOCK_Q < p.sq ? m_end * BLOCK_Q : p.sq);
+#if DQ_ROUTE == 2
+    const int ds_lo = r0 / RIME_DQ_ROWS * RIME_DQ_ROWS;
+    const int ds_end = (r1 + RIME_DQ_ROWS - 1) / RIME_DQ_ROWS * RIME_DQ_ROWS;
+    const int ds_hi = ds_end < p.sq ? ds_end : p.sq;
+#endif
+#if DBIAS_MODE == 1 || DBIAS_MODE == 3
+    const int lo = 0, hi = p.sq;  // dBias: every skipped row
+#else
+    const int lo = ds_lo, hi = ds_hi;
+#endif
     for (int hh = 0; hh < group; ++hh) {
         const int h = kvh * group + hh;
 #if DBIAS_MODE == 1
@@ -305,19 +321,18 @@ __device__ __forceinline__ void zero_skipped_rows(const AttnParams& p, int b, in
 #if DQ_ROUTE == 2
         io_t* gdS = (io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * ds_pitch(p.skv) + n0;
 #endif
-        const int r0 = m_begin * BLOCK_Q < p.sq ? m_begin * BLOCK_Q : p.sq;
-        const int r1 = m_end <= m_begin ? r0 : (m_end * BLOCK_Q < p.sq ? m_end * BLOCK_Q : p.sq);
         // WARPS * 32 / BLOCK_KV rows per pass, so no index grows past Sq.
         const int jl = tid % BLOCK_KV;
-        for (int row = tid / BLOCK_KV; row < r0 + p.sq - r1; row += WARPS * 32 / BLOCK_KV) {
-            const int i = row < r0 ? row : row - r0 + r1;
+        for (int row = tid / BLOCK_KV; row < (r0 - lo) + (hi - r1);
+             row += WARPS * 32 / BLOCK_KV) {
+            const int i = row < r0 - lo ? lo + row : row - (r0 - lo) + r1;
 #if DBIAS_MODE == 1
             if (n0 + jl < p.skv) gdB[(i64)i * p.dbias.ss + n0 + jl] = 0;
 #elif DBIAS_MODE == 3
             if (n0 + jl < p.skv) gdB[(i64)i * p.skv + n0 + jl] = 0.f;
 #endif
 #if DQ_ROUTE == 2
-            gdS[(i64)i * ds_pitch(p.skv) + jl] = 0;
+            if (i >= ds_lo && i < ds_hi) gdS[(i64)i * ds_pitch(p.skv) + jl] = 0;
 #endif
         }
     }

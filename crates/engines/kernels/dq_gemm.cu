@@ -1,7 +1,8 @@
 // dq_gemm.cu: second kernel of the SDPA backward's two_kernel route (deterministic, no atomics).
 //   dQ[b,h,i,:] = scale * sum_j dS[b,h,i,j] K[b,g,j,:]       (g = h / (Hq / Hk))
 // dS comes from bwd_main.cu (DQ_ROUTE 2) in the io dtype, rows of round_up(Skv, 128) columns,
-// with zeros wherever the main kernel masked or skipped. Each dQ element is written once.
+// with zeros wherever the main kernel masked, and on the rows it skipped within the tiles of
+// this kernel that read its KV tile (RIME_DQ_ROWS rows each). Each dQ element is written once.
 //
 // One block per (Q tile of BLOCK_Q rows, query head, batch; the last Q tile first, which under
 // a causal band is the heaviest), WARPS warps in a grid of
@@ -33,6 +34,7 @@ static_assert(BLOCK_Q % 32 == 0 && WARPS % WM == 0, "32 query rows per warp");
 static_assert(WARP_COLS % 16 == 0 && WARP_COLS * (WARPS / WM) == HEAD_DIM_QK, "warp columns");
 static_assert(BLOCK_KV % 16 == 0 && 128 % BLOCK_KV == 0 && HEAD_DIM_QK % 16 == 0, "tile shapes");
 static_assert(STAGES >= 2, "a ring of at least two chunks");
+static_assert(BLOCK_Q == RIME_DQ_ROWS, "bwd_main.cu zeroes the skipped dS rows of these tiles");
 static_assert(DQG_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the engine's table");
 
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)

@@ -30,6 +30,11 @@ use crate::Route;
 /// SM120 opt-in shared memory per block, bytes.
 pub const SM120_SMEM_PER_BLOCK: u64 = 101_376;
 
+/// Q rows per block of every dQ GEMM entry (two_kernel). The main kernel zeroes the dS rows the
+/// band skips only within the dQ GEMM's tiles that read them, so it is told this (bwd_main.cu,
+/// `zero_skipped_rows`) and dq_gemm.cu asserts its tile.
+pub const DQ_GEMM_ROWS: u32 = 128;
+
 /// Bytes per io element (f16 and bf16 alike).
 pub const IO_BYTES: u32 = 2;
 
@@ -465,7 +470,7 @@ pub const KERNELS: &[KernelConfig] = &[
         "dq_gemm_d64_128x64_v2",
         KernelRole::DqGemm,
         (64, 64),
-        (128, 64),
+        (DQ_GEMM_ROWS, 64),
         8,
         3,
         94,
@@ -474,7 +479,7 @@ pub const KERNELS: &[KernelConfig] = &[
         "dq_gemm_d128_128x64_v2",
         KernelRole::DqGemm,
         (128, 128),
-        (128, 64),
+        (DQ_GEMM_ROWS, 64),
         8,
         2,
         144,
@@ -483,7 +488,7 @@ pub const KERNELS: &[KernelConfig] = &[
         "dq_gemm_d192v128_128x64_v2",
         KernelRole::DqGemm,
         (192, 128),
-        (128, 64),
+        (DQ_GEMM_ROWS, 64),
         8,
         2,
         188,
@@ -492,7 +497,7 @@ pub const KERNELS: &[KernelConfig] = &[
         "dq_gemm_d256_128x32_v2",
         KernelRole::DqGemm,
         (256, 256),
-        (128, 32),
+        (DQ_GEMM_ROWS, 32),
         8,
         3,
         224,

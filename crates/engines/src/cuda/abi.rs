@@ -8,6 +8,7 @@
 
 use cudarc::driver::DeviceRepr;
 
+use rime_analyzer::sm120::kernels::DQ_GEMM_ROWS;
 use rime_analyzer::sm120::DS_PITCH_COLUMNS;
 
 /// Query rows per preprocess block (one block per PRE_ROWS rows, query head and batch).
@@ -251,6 +252,7 @@ pub(crate) fn header() -> String {
         ("RIME_PRE_WARPS", u64::from(PRE_WARPS)),
         ("RIME_CONVERT_THREADS", u64::from(CONVERT_THREADS)),
         ("RIME_DS_PITCH", DS_PITCH_COLUMNS),
+        ("RIME_DQ_ROWS", u64::from(DQ_GEMM_ROWS)),
     ] {
         h.push_str(&format!("#define {name} {value}\n"));
     }
@@ -299,6 +301,7 @@ mod tests {
         let h = header();
         assert!(h.contains("    int has_right;\n    int right_bound;\n    int has_left;"));
         assert!(h.contains(&format!("#define RIME_DS_PITCH {DS_PITCH_COLUMNS}\n")));
+        assert!(h.contains(&format!("#define RIME_DQ_ROWS {DQ_GEMM_ROWS}\n")));
         // 8-byte multiples, so the CUDA structs need no tail padding of their own.
         assert_eq!(std::mem::size_of::<AttnParams>() % 8, 0);
         assert_eq!(std::mem::size_of::<ConvertParams>() % 8, 0);
