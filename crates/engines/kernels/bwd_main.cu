@@ -49,11 +49,12 @@
 // ("S warps") compute S for the whole Q tile with K's fragments in registers, the others ("dP
 // warps") dP with V's, each over the same (WM_SDP x WARPS / 2 / WM_SDP) grid of the tile. K and V
 // are both staged (K through the Q buffers, V through the dO buffers: with no dQ product nothing
-// reads K from shared memory), so product 1 reads only Q and dO from shared memory, once per
-// column warp, instead of Q, dO and K twice as many times. An S warp hands its f32 P to its dP
-// warp (same lane, same fragment element) through a shared exchange and a named barrier of the
-// pair, which forms dS = P (dP - delta). dO, Stats and delta get two buffers like Q (their next
-// tiles are copied from the start of a step: no third barrier), and the bias tile its own buffer.
+// reads K from shared memory), so product 1 reads Q and dO from shared memory as often as
+// unsplit (each by four warps) but K never (unsplit: twice a step). An S warp hands its f32 P
+// to its dP warp (same lane, same fragment element) through a shared exchange and a named
+// barrier of the pair, which forms dS = P (dP - delta). dO, Stats and delta get two buffers
+// like Q (their next tiles are copied from the start of a step: no third barrier), and the bias
+// tile its own buffer.
 //
 // Pipelining: STAGES Q buffers (1 or 2) and one dO / Stats / delta buffer (SPLIT_SDP: STAGES
 // of each, refilled as the step starts, and the bias tile, in its own buffer, once every warp is
@@ -78,8 +79,8 @@
 //   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 32 x 128, V_REGS:
 //   96,000 B; DQK = DV = 64, 64 x 128: 99,840 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B,
 //   all with two Q buffers; DQK = DV = 256, 32 x 64, V_STAGED: one Q buffer where the kernel
-//   computes dQ (atomic, relay), 77,056 B, two on two_kernel (no dQ product: the registers
-//   allow it), 93,952 B; split by product on two_kernel (SPLIT_SDP), 90,112 B (cap 101,376 B).
+//   computes dQ (atomic, relay), 77,056 B; on two_kernel (no dQ product) split by product
+//   (SPLIT_SDP), two Q and two dO buffers, 90,112 B (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
