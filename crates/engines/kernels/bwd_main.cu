@@ -503,6 +503,28 @@ __device__ __forceinline__ void softmax_vjp(float (*s)[SDP_NJ][4], float (*dp)[S
     }
 }
 
+// One step's softmax VJP: the ALiBi slope of head h (when the kernel has ALiBi), then
+// softmax_vjp without the mask test on an interior tile, with it elsewhere.
+template <bool WITH_DS>
+__device__ __forceinline__ void softmax_step(bool interior, float (*s)[SDP_NJ][4],
+                                             float (*dp)[SDP_NJ][4], const float* sLse,
+                                             const float* sDelta, const io_t* sB,
+                                             const AttnParams& p, const SeqLens& L, int h, int i0,
+                                             int il0, int j0, int jl0, int g, int t,
+                                             float scale_log2) {
+#if HAS_ALIBI
+    const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
+#else
+    const float alibi_log2 = 0.f;
+#endif
+    if (interior)
+        softmax_vjp<false, WITH_DS>(s, dp, sLse, sDelta, sB, p, L, i0, il0, j0, jl0, g, t,
+                                    scale_log2, alibi_log2);
+    else
+        softmax_vjp<true, WITH_DS>(s, dp, sLse, sDelta, sB, p, L, i0, il0, j0, jl0, g, t,
+                                   scale_log2, alibi_log2);
+}
+
 // dP fragments become dS = P (dP - delta), given P for the same elements (SPLIT_SDP's dP warps;
 // the fragment layout of softmax_vjp).
 __device__ __forceinline__ void softmax_ds(float (*dp)[SDP_NJ][4], const float (*pv)[SDP_NJ][4],
@@ -831,17 +853,8 @@ rime_bwd_main(const AttnParams p) {
                 s_k16<true, LD_QK>(sdp, a_sdp, 0, kk, kf);
         }
         if (s_warp) {
-#if HAS_ALIBI
-            const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
-#else
-            const float alibi_log2 = 0.f;
-#endif
-            if (interior)
-                softmax_vjp<false, false>(sdp, sdp, lse, delta, sBias, p, L, i0, s_il0, j0,
-                                          s_jl0, g, t, scale_log2, alibi_log2);
-            else
-                softmax_vjp<true, false>(sdp, sdp, lse, delta, sBias, p, L, i0, s_il0, j0, s_jl0,
-                                         g, t, scale_log2, alibi_log2);
+            softmax_step<false>(interior, sdp, sdp, lse, delta, sBias, p, L, h, i0, s_il0, j0,
+                                s_jl0, g, t, scale_log2);
             float4* slot = p_slots(sPf, pair, lane);
 #pragma unroll
             for (int mi = 0; mi < SDP_MI; ++mi) {
@@ -906,18 +919,9 @@ rime_bwd_main(const AttnParams p) {
 #pragma unroll
         for (int kk = kJoint; kk < HEAD_DIM_V / 16; ++kk)
             s_k16<V_REGS, LD_V>(dp, a_do + do_off, b_v, kk, vf);
-#if HAS_ALIBI
-        // (after product 1: fewer live registers)
-        const float alibi_log2 = rime_alibi_slope(p, h) * RIME_LOG2E;
-#else
-        const float alibi_log2 = 0.f;
-#endif
-        if (interior)
-            softmax_vjp<false, true>(s, dp, lse, delta, sBias, p, L, i0, s_il0, j0, s_jl0, g, t,
-                                     scale_log2, alibi_log2);
-        else
-            softmax_vjp<true, true>(s, dp, lse, delta, sBias, p, L, i0, s_il0, j0, s_jl0, g, t,
-                                    scale_log2, alibi_log2);
+        // (the ALiBi slope is found after product 1: fewer live registers)
+        softmax_step<true>(interior, s, dp, lse, delta, sBias, p, L, h, i0, s_il0, j0, s_jl0, g,
+                           t, scale_log2);
         store_frag_tile(sP, s, s_il0, s_jl0, g, t);
         store_frag_tile(sdS, dp, s_il0, s_jl0, g, t);
 #if DBIAS_MODE == 2 || DBIAS_MODE == 3
