@@ -21,9 +21,13 @@
 //! - two_kernel adds [`TWO_KERNEL_PASS`] of its separate dQ pass, estimated on its own: the dS
 //!   round trip (written by the main kernel, read back) at the bandwidth plus the dQ GEMM's
 //!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate times the wave utilisation of its
-//!   own grid, never halved for a causal mask or shrunk for a ragged layout (the GEMM runs over
-//!   the whole zero-filled dS), and takes off [`DQ_PRODUCT_SHARE`] of the compute term, the dQ
-//!   product its main kernel skips (which is halved and shrunk with the rest).
+//!   own grid, never halved for a causal mask or shrunk for a ragged layout, and takes off
+//!   [`DQ_PRODUCT_SHARE`] of the compute term, the dQ product its main kernel skips (which is
+//!   halved and shrunk with the rest). The term was fitted when the GEMM walked the whole
+//!   zero-filled dS; since 2026-12-05 it walks only the KV chunks the band and the sequence
+//!   lengths leave its rows (dq_gemm.cu), so the term overstates the pass on causal and ragged
+//!   rows and may rank two_kernel lower there than it now deserves. It stays as fitted until
+//!   timings of the new GEMM recalibrate it (prepared: docs/gpu-runs/2026-12-05-d256, call R3).
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
 //!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
 //!   memory, threads and registers per SM: the 8-warp backward kernels hold 256 registers per
