@@ -1,5 +1,7 @@
 // attn.cuh: what the attention kernels share about the problem: per-batch sequence lengths and
-// the mask band, the ALiBi slopes and the dS workspace pitch. It reads
+// the mask band, the tile ranges the band leaves (kv_range_of, q_tiles_of, ds_rows_of...: pure
+// integer functions, which the host test crates/engines/src/cuda/band_ranges.rs also compiles
+// with the host's C++ compiler), the ALiBi slopes and the dS workspace pitch. It reads
 // AttnParams, which the generated kernel ABI (crates/engines/src/cuda/abi.rs) declares just
 // before this text.
 
@@ -60,6 +62,14 @@ __device__ __forceinline__ bool rime_keep(int i, int j, int q, int kv, int shift
     return keep;
 }
 
+// Tiles [t_begin, t_end) of `tile` elements that hold positions [begin, end) (none when the
+// range is empty): the forward's and the dQ GEMM's KV tiles, the backward's Q tiles.
+template <int tile>
+__device__ __forceinline__ void tiles_of(int begin, int end, int& t_begin, int& t_end) {
+    t_begin = begin / tile;
+    t_end = end > begin ? (end + tile - 1) / tile : t_begin;
+}
+
 // KV columns [j_begin, j_end) that the band leaves to query rows [m0, m0 + rows) (tile skipping;
 // 32-bit sums, see above): empty when every row lies past the padding mask's length (those rows
 // are fully masked). The forward walks its KV tiles, the dQ GEMM its dS chunks, over this range.
@@ -78,6 +88,55 @@ __device__ __forceinline__ void kv_range_of(const AttnParams& p, const SeqLens& 
         if (hi < j_end) j_end = hi;
     }
     if (row_last < m0) j_end = j_begin;
+}
+
+// Query tiles [m_begin, m_end) of block_q rows that the band leaves for KV tile n of block_kv
+// columns (the backward's tile skipping). Every backward block, the relay turn order and the
+// two_kernel dS rows (ds_rows_of) use this one function. (32-bit sums: see above.)
+template <int block_q, int block_kv>
+__device__ __forceinline__ void q_tiles_of(const AttnParams& p, const SeqLens& L, int n,
+                                           int& m_begin, int& m_end) {
+    const int n0 = n * block_kv;
+    int j_last = n0 + block_kv - 1;
+    if (j_last > L.kv - 1) j_last = L.kv - 1;
+    int i_begin = 0;
+    int i_end = L.q;
+    if (p.has_right) {
+        const int lo = n0 - L.shift - p.right_bound;
+        if (lo > i_begin) i_begin = lo;
+    }
+    if (p.has_left) {
+        const int hi = j_last - L.shift + p.left_bound;
+        if (hi < i_end) i_end = hi;
+    }
+    if (j_last < n0) i_end = i_begin;  // the tile lies past the padding mask's KV length
+    tiles_of<block_q>(i_begin, i_end, m_begin, m_end);
+}
+
+// Rows [r0, r1) of the Sq rows that query tiles [m_begin, m_end) of block_q rows cover. (p, not
+// p.sq, as the argument: Sq is then read where the expression needs it, which leaves the main
+// kernel's code as it was before this function was shared.)
+template <int block_q>
+__device__ __forceinline__ void rows_of_tiles(const AttnParams& p, int m_begin, int m_end,
+                                              int& r0, int& r1) {
+    r0 = m_begin * block_q < p.sq ? m_begin * block_q : p.sq;
+    r1 = m_end <= m_begin ? r0 : (m_end * block_q < p.sq ? m_end * block_q : p.sq);
+}
+
+// dS rows [lo, hi) that the two_kernel main kernel writes for a KV tile whose walked rows are
+// [r0, r1): those, and zeros in the rest of the dQ GEMM's RIME_DQ_ROWS-row tiles that meet them.
+// Enough, because a dQ GEMM tile that reads a KV tile's columns meets its walked rows: before
+// clamping to [0, kv), each row's kept columns are a run at least one wide (left_bound >= 1,
+// right_bound >= 0) one column on from the row above's, so kv_range_of's range is exactly the
+// union of the tile's rows' kept columns; a chunk it reads (within one KV tile: the chunk
+// divides the KV tile) holds a column some row of the tile keeps, and q_tiles_of walks every
+// row that keeps a column of the KV tile. Under a causal band this zeroes at most one dQ
+// tile's worth of rows, not every row above the diagonal.
+__device__ __forceinline__ void ds_rows_of(const AttnParams& p, int r0, int r1, int& lo,
+                                           int& hi) {
+    lo = r0 / RIME_DQ_ROWS * RIME_DQ_ROWS;
+    const int end = (r1 + RIME_DQ_ROWS - 1) / RIME_DQ_ROWS * RIME_DQ_ROWS;
+    hi = end < p.sq ? end : p.sq;
 }
 
 // ALiBi slope of query head h (the standard geometric sequence, also for Hq not a power of 2).

@@ -142,28 +142,6 @@ static_assert(!SPLIT_SDP || (DQ_ROUTE == 2 && HEAD_DIM_QK == HEAD_DIM_V && K_REG
               "split product 1: no dQ product (nothing reads K from shared memory), one k loop, "
               "K and V staged through the two Q and dO buffers");
 
-// Query tiles [m_begin, m_end) that the band leaves for KV tile n (tile skipping). Every block
-// and the relay turn order use this one function. (32-bit sums: see attn.cuh.)
-__device__ __forceinline__ void q_tiles_of(const AttnParams& p, const SeqLens& L, int n,
-                                           int& m_begin, int& m_end) {
-    const int n0 = n * BLOCK_KV;
-    int j_last = n0 + BLOCK_KV - 1;
-    if (j_last > L.kv - 1) j_last = L.kv - 1;
-    int i_begin = 0;
-    int i_end = L.q;
-    if (p.has_right) {
-        const int lo = n0 - L.shift - p.right_bound;
-        if (lo > i_begin) i_begin = lo;
-    }
-    if (p.has_left) {
-        const int hi = j_last - L.shift + p.left_bound;
-        if (hi < i_end) i_end = hi;
-    }
-    if (j_last < n0) i_end = i_begin;  // the tile lies past the padding mask's KV length
-    m_begin = i_begin / BLOCK_Q;
-    m_end = i_end > i_begin ? (i_end + BLOCK_Q - 1) / BLOCK_Q : m_begin;
-}
-
 #if DQ_ROUTE == 1
 // This step's turn (thread 0's own: nothing else reads it).
 __shared__ unsigned int s_relay_turn;
@@ -178,7 +156,7 @@ __device__ __forceinline__ unsigned int relay_turn(const AttnParams& p, const Se
     while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
         int mb, me;
-        q_tiles_of(p, L, mid, mb, me);
+        q_tiles_of<BLOCK_Q, BLOCK_KV>(p, L, mid, mb, me);
         if (mb <= m && m < me) lo = mid;
         else hi = mid - 1;
     }
@@ -291,21 +269,18 @@ __device__ __forceinline__ float* dbias_plane(const AttnParams& p, int b, int h)
 
 // Rows the band skips still get dBias = 0 in KV tile n0's columns: rows [0, r0) and [r1, Sq),
 // where the walked Q tiles [m_begin, m_end) cover [r0, r1) (DBIAS_MODE 2 needs none: its
-// accumulator starts at 0). dq_gemm.cu reads dS in tiles of RIME_DQ_ROWS rows, over the KV
-// columns the band leaves each tile (kv_range_of); a tile that reads any of this KV tile's
-// columns meets its walked rows (the same band bounds both ranges), so the dS rows to zero are
-// the rest of the tiles that meet [r0, r1): [lo, r0) and [r1, hi) with lo and hi rounded out to
-// RIME_DQ_ROWS (under a causal band at most one tile's worth, not every row above the diagonal).
+// accumulator starts at 0), and (two_kernel) dS = 0 in the rows ds_rows_of adds around them:
+// the rest of the dQ GEMM's tiles that read this KV tile's columns (attn.cuh says why those
+// are enough; a host test, crates/engines/src/cuda/band_ranges.rs, checks it).
 __device__ __forceinline__ void zero_skipped_rows(const AttnParams& p, int b, int kvh, int n0,
                                                   int m_begin, int m_end, int tid) {
 #if DBIAS_MODE == 1 || DBIAS_MODE == 3 || DQ_ROUTE == 2
     const int group = p.hq / p.hk;
-    const int r0 = m_begin * BLOCK_Q < p.sq ? m_begin * BLOCK_Q : p.sq;
-    const int r1 = m_end <= m_begin ? r0 : (m_end * BLOCK_Q < p.sq ? m_end * BLOCK_Q : p.sq);
+    int r0, r1;
+    rows_of_tiles<BLOCK_Q>(p, m_begin, m_end, r0, r1);
 #if DQ_ROUTE == 2
-    const int ds_lo = r0 / RIME_DQ_ROWS * RIME_DQ_ROWS;
-    const int ds_end = (r1 + RIME_DQ_ROWS - 1) / RIME_DQ_ROWS * RIME_DQ_ROWS;
-    const int ds_hi = ds_end < p.sq ? ds_end : p.sq;
+    int ds_lo, ds_hi;
+    ds_rows_of(p, r0, r1, ds_lo, ds_hi);
 #endif
 #if DBIAS_MODE == 1 || DBIAS_MODE == 3
     const int lo = 0, hi = p.sq;  // dBias: every skipped row
@@ -695,7 +670,7 @@ rime_bwd_main(const AttnParams p) {
 
     const SeqLens L = seq_lens(p, b);
     int m_begin, m_end;
-    q_tiles_of(p, L, kv_tile, m_begin, m_end);
+    q_tiles_of<BLOCK_Q, BLOCK_KV>(p, L, kv_tile, m_begin, m_end);
     // The block walks (query head of the group, Q tile) steps, heads outer.
     const int tiles = m_end - m_begin;
     const int steps = group * tiles;

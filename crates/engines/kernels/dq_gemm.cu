@@ -65,8 +65,9 @@ rime_dq_gemm(const AttnParams p) {
     // zero-filled here, never read (the workspace is not cleared).
     int j_begin, j_end;
     kv_range_of(p, L, q0, BLOCK_Q, j_begin, j_end);
-    const int c_begin = j_begin / BLOCK_KV;
-    const int chunks = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV - c_begin : 0;
+    int c_begin, c_end;
+    tiles_of<BLOCK_KV>(j_begin, j_end, c_begin, c_end);
+    const int chunks = c_end - c_begin;
     // Chunk c of the walk (stage c % STAGES) is KV chunk c_begin + c.
     auto load_chunk = [&](int c) {
         io_t* sdS = smem + (c % STAGES) * STAGE_ELEMS;

@@ -66,8 +66,8 @@ rime_sdpa_fwd(const AttnParams p) {
     const SeqLens L = seq_lens(p, b);
     int j_begin, j_end;
     kv_range_of(p, L, m0, BLOCK_Q, j_begin, j_end);
-    const int n_begin = j_begin / BLOCK_KV;
-    const int n_end = j_end > j_begin ? (j_end + BLOCK_KV - 1) / BLOCK_KV : n_begin;
+    int n_begin, n_end;
+    tiles_of<BLOCK_KV>(j_begin, j_end, n_begin, n_end);
 
     load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, false, false>(
         sQ, LD_QK, gQ, p.q.ss, rows_held(p.q, L.q, p.sq) - m0, p.hd_qk, tid);

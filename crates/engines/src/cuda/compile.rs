@@ -16,7 +16,7 @@ use rime_analyzer::{KernelConfig, KernelRole, Route};
 const COMMON: &str = include_str!("../../kernels/common.cuh");
 
 /// What the attention kernels share about the problem; after the generated ABI.
-const ATTN: &str = include_str!("../../kernels/attn.cuh");
+pub(super) const ATTN: &str = include_str!("../../kernels/attn.cuh");
 
 /// The kernel source files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -9,6 +9,8 @@
 
 mod abi;
 mod alloc;
+#[cfg(test)]
+mod band_ranges;
 mod buffer;
 mod compile;
 mod context;

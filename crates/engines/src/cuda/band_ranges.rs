@@ -1,0 +1,210 @@
+//! The kernels' tile ranges, checked on the host: attn.cuh's `kv_range_of`, `q_tiles_of`,
+//! `tiles_of`, `rows_of_tiles` and `ds_rows_of` are plain integer functions, so this test
+//! compiles attn.cuh itself (with the generated ABI before it, as NVRTC gets it) with the host's
+//! C++ compiler (`CXX`, else `c++`) into a program that sweeps masks, lengths and tiles and
+//! checks what the kernels rely on, for every tile of the kernel table:
+//!
+//! - every kept (i, j) lies in the KV range the forward and the dQ GEMM walk for row i's tile,
+//!   and in the Q tiles the backward walks for column j's tile (nothing kept is skipped);
+//! - q_tiles_of's ends never decrease with the KV tile (the relay turn's binary search);
+//! - two_kernel: every dS element the dQ GEMM reads was written by the main kernel, as a value
+//!   or as one of the zeros `ds_rows_of` adds (the workspace is not cleared, so an element read
+//!   but never written would be garbage from an earlier run).
+//!
+//! No GPU is needed; the sweep is a fixed pseudo-random table (the same every run).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use rime_analyzer::sm120::kernels::{companion, KERNELS};
+use rime_analyzer::{KernelRole, Route};
+
+/// The sweep: tile lists from the table, then the checks, in C++ around attn.cuh.
+const HARNESS: &str = r#"
+#include <cstdio>
+#include <cstdint>
+#include <vector>
+
+struct Sweep { int fails = 0; long cases = 0; };
+
+static void fail(Sweep& s, const char* name, const AttnParams& p, const SeqLens& L,
+                 const char* what, int i, int j) {
+    if (++s.fails <= 20)
+        std::printf("FAIL %s: %s at (i %d, j %d): sq %d skv %d q %d kv %d shift %d right %d/%d "
+                    "left %d/%d\n", name, what, i, j, p.sq, p.skv, L.q, L.kv, L.shift,
+                    p.has_right, p.right_bound, p.has_left, p.left_bound);
+}
+
+static bool keep(const AttnParams& p, const SeqLens& L, int i, int j) {
+    return rime_keep(i, j, L.q, L.kv, L.shift, p.has_right, p.right_bound, p.has_left,
+                     p.left_bound);
+}
+
+// The forward (rows = its Q tile) and the dQ GEMM (rows = RIME_DQ_ROWS) walk kv_range_of.
+static void check_kv_range(Sweep& s, const char* name, const AttnParams& p, const SeqLens& L,
+                           int rows) {
+    for (int m0 = 0; m0 < p.sq; m0 += rows) {
+        int jb, je;
+        kv_range_of(p, L, m0, rows, jb, je);
+        for (int i = m0; i < m0 + rows && i < p.sq; ++i)
+            for (int j = 0; j < p.skv; ++j)
+                if (keep(p, L, i, j) && (j < jb || j >= je))
+                    fail(s, name, p, L, "kept, not in kv_range_of", i, j);
+    }
+}
+
+// One table entry: its Q and KV tiles and (CHUNK > 0: two_kernel) its dQ GEMM's chunk.
+template <int BQ, int BKV, int CHUNK>
+static void check(Sweep& s, const char* name, const AttnParams& p) {
+    const SeqLens L = seq_lens(p, 0);
+    ++s.cases;
+    check_kv_range(s, name, p, L, BQ);
+    const int n_tiles = (p.skv + BKV - 1) / BKV;
+    const long pitch = (long)ds_pitch(p.skv);
+    std::vector<char> written(CHUNK ? (size_t)p.sq * pitch : 0, 0);
+    int last_mb = -1, last_me = -1;
+    for (int n = 0; n < n_tiles; ++n) {
+        int mb, me, r0, r1;
+        q_tiles_of<BQ, BKV>(p, L, n, mb, me);
+        rows_of_tiles<BQ>(p, mb, me, r0, r1);
+        for (int i = 0; i < p.sq; ++i)
+            for (int j = n * BKV; j < (n + 1) * BKV && j < p.skv; ++j)
+                if (keep(p, L, i, j) && (i < r0 || i >= r1))
+                    fail(s, name, p, L, "kept, not walked", i, j);
+        if (me > mb) {
+            if (mb < last_mb || me < last_me) fail(s, name, p, L, "q_tiles_of decreased", mb, n);
+            last_mb = mb;
+            last_me = me;
+        }
+        if (!CHUNK) continue;
+        // The main kernel stores dS for its walked rows and zeros in ds_rows_of's others, in
+        // all of its tile's columns (bwd_main.cu: store_ds_tile, zero_skipped_rows).
+        int lo, hi;
+        ds_rows_of(p, r0, r1, lo, hi);
+        for (int i = lo < r0 ? lo : r0; i < (hi > r1 ? hi : r1); ++i)
+            for (int j = n * BKV; j < (n + 1) * BKV; ++j) written[i * pitch + j] = 1;
+    }
+    if constexpr (CHUNK > 0) {
+        check_kv_range(s, name, p, L, RIME_DQ_ROWS);
+        // The dQ GEMM reads its chunks' columns below round_up(Skv, 8) (the rest is
+        // zero-filled), in dq_gemm.cu's walk.
+        const int cols = (p.skv + 7) / 8 * 8;
+        for (int q0 = 0; q0 < p.sq; q0 += RIME_DQ_ROWS) {
+            int jb, je, c_begin, c_end;
+            kv_range_of(p, L, q0, RIME_DQ_ROWS, jb, je);
+            tiles_of<CHUNK>(jb, je, c_begin, c_end);
+            for (int j = c_begin * CHUNK; j < c_end * CHUNK && j < cols; ++j)
+                for (int i = q0; i < q0 + RIME_DQ_ROWS && i < p.sq; ++i)
+                    if (!written[i * pitch + j])
+                        fail(s, name, p, L, "dQ GEMM reads unwritten dS", i, j);
+        }
+    }
+}
+
+// TILES
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static int draw(int n) {  // 0 .. n - 1
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (int)(rng % (uint64_t)n);
+}
+// Lengths near the tiles' multiples as often as anywhere else.
+static int length(int max) {
+    const int near[] = {1, 31, 32, 33, 63, 64, 65, 127, 128, 129, 191, 255, 256, 257, 383, 384, 385};
+    const int v = draw(2) ? near[draw(sizeof near / sizeof near[0])] : 1 + draw(max);
+    return v < max ? v : max;
+}
+
+int main() {
+    Sweep s;
+    for (int c = 0; c < CASES; ++c) {
+        AttnParams p = {};
+        p.batch = 1;
+        p.sq = length(400);
+        p.skv = length(400);
+        int lens[2] = {0, 0};
+        if (draw(2)) {  // a padding mask: lengths within the tensors
+            lens[0] = draw(p.sq + 1);
+            lens[1] = draw(p.skv + 1);
+            p.seq_q.ptr = (u64)(uintptr_t)&lens[0];
+            p.seq_kv.ptr = (u64)(uintptr_t)&lens[1];
+        }
+        p.bottom_right = draw(2);
+        const int big = p.sq > p.skv ? p.sq : p.skv;  // the analyzer keeps bounds below it
+        p.has_right = draw(4) != 0;
+        p.right_bound = draw(3) ? draw(4) : draw(big);
+        p.has_left = draw(3) == 0;
+        p.left_bound = 1 + (draw(2) ? draw(4) : draw(big));
+        check_all(s, p);
+    }
+    std::printf("%ld tile checks, %d failures\n", s.cases, s.fails);
+    return s.fails ? 1 : 0;
+}
+"#;
+
+/// Sweep cases (each checked on every tile).
+const CASES: u32 = 1500;
+
+/// The tiles to check: every backward main entry's (with its dQ GEMM's chunk when it serves
+/// two_kernel) and every forward entry's (its KV range only).
+fn tiles() -> String {
+    let mut rows = Vec::new();
+    for k in KERNELS {
+        let chunk = match k.role {
+            KernelRole::BackwardMain if k.serves(Route::TwoKernel) => {
+                let dq = companion(KernelRole::DqGemm, k).expect("every envelope has a dQ GEMM");
+                assert_eq!(
+                    k.block_kv % dq.block_kv,
+                    0,
+                    "{}: a dQ chunk spans KV tiles",
+                    k.name
+                );
+                dq.block_kv
+            }
+            KernelRole::BackwardMain | KernelRole::Forward => 0,
+            KernelRole::DqGemm => continue,
+        };
+        rows.push(format!(
+            "    check<{}, {}, {chunk}>(s, \"{}\", p);\n",
+            k.block_q, k.block_kv, k.name
+        ));
+    }
+    format!(
+        "static void check_all(Sweep& s, const AttnParams& p) {{\n{}}}\n",
+        rows.concat()
+    )
+}
+
+#[test]
+fn tile_ranges_cover_the_band_and_the_ds_the_dq_gemm_reads() {
+    let source = format!(
+        "#define __device__\n#define __forceinline__ inline\n#define CASES {CASES}\n\
+         typedef unsigned short io_t;\ntypedef unsigned int u32;\n\
+         typedef unsigned long long u64;\ntypedef long long i64;\n{}\n{}\n{}",
+        super::abi::header(),
+        super::compile::ATTN,
+        HARNESS.replace("// TILES\n", &tiles()),
+    );
+    let dir = std::env::temp_dir().join(format!("rime-band-ranges-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cpp = dir.join("band_ranges.cpp");
+    let exe: PathBuf = dir.join("band_ranges");
+    std::fs::write(&cpp, source).unwrap();
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let built = Command::new(&cxx)
+        .args(["-std=c++17", "-O2", "-Wall", "-o"])
+        .arg(&exe)
+        .arg(&cpp)
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs a host C++ compiler ({cxx}): {e}"));
+    assert!(
+        built.status.success(),
+        "{cxx} {}: {}",
+        cpp.display(),
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    let report = String::from_utf8_lossy(&run.stdout);
+    println!("{report}");
+    assert!(run.status.success(), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
