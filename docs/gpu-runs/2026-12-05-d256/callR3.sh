@@ -6,7 +6,7 @@
 # timings, with FROST in the same call. The candidate (rime_cand: the d256 two_kernel main
 # kernel split by product, the dQ GEMM walking only the band's KV chunks, the narrower dS
 # zeroing) on the d256 and sinks suites on its own choices, FROST on the same cases.json, main
-# on the d256 suite; then the standard suite's causal rows and the thd suite, candidate and
+# on the d256 and sinks suites; then the standard suite's causal rows and the thd suite, candidate and
 # main on their own choices and the candidate pinned to two_kernel (the cost model's
 # two_kernel term was fitted when the dQ GEMM walked every chunk: these rows recalibrate it).
 # About 300 s. R4 (correctness) follows on the same machine.
@@ -28,4 +28,6 @@ step thd_cand 60 $C bench --suite thd --out $W/thd_cand
 step thd_head 60 $H bench --suite thd --out $W/thd_head
 step thd_cand_2k 60 $C bench --suite thd --route two_kernel --out $W/thd_cand_2k
 step d256_cand_r 120 $C bench --suite d256 --out $W/d256_cand_r
+step sinks_head 60 $H bench --suite sinks --out $W/sinks_head
+step sinks_cand_r 60 $C bench --suite sinks --out $W/sinks_cand_r
 save; cat $W/times.txt; wc -l $W/frost_*.jsonl; grep -h refused $W/frost_*.jsonl | head -3
