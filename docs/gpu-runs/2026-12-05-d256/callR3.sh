@@ -21,12 +21,7 @@ step sinks_cand 60 $C bench --suite sinks --out $W/sinks_cand
 frosts() { env $FP python3 .dev3/frost_peer_sink.py $W/sinks_cand/cases.json > $W/frost_sinks.jsonl; }
 step frost_sinks 200 frosts
 step d256_head 120 $H bench --suite d256 --out $W/d256_head
-step std_causal_cand 120 $C bench --suite standard --filter causal --out $W/std_causal_cand
-step std_causal_head 120 $H bench --suite standard --filter causal --out $W/std_causal_head
-step std_causal_cand_2k 120 $C bench --suite standard --filter causal --route two_kernel --out $W/std_causal_cand_2k
-step thd_cand 60 $C bench --suite thd --out $W/thd_cand
-step thd_head 60 $H bench --suite thd --out $W/thd_head
-step thd_cand_2k 60 $C bench --suite thd --route two_kernel --out $W/thd_cand_2k
+causal_thd_rows 120 60
 step d256_cand_r 120 $C bench --suite d256 --out $W/d256_cand_r
 step sinks_head 60 $H bench --suite sinks --out $W/sinks_head
 step sinks_cand_r 60 $C bench --suite sinks --out $W/sinks_cand_r

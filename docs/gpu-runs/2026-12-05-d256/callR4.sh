@@ -13,9 +13,7 @@ source docs/gpu-runs/2026-12-05-d256/lib.sh R4
 C=/tmp/rime_cand
 CS=compute-sanitizer; command -v $CS >/dev/null || CS=/usr/local/cuda/bin/compute-sanitizer
 step guards 300 $C selftest --small --guards --require-gpu
-long() { for f in len1 window-long sq100-skv300 sq300-skv100; do
-  timeout 120 $C selftest --guards --require-gpu --filter $f || echo "FAILED or timed out: $f rc=$?"; done; }
-step guards_long 0 long
+step guards_long 0 long_cases 120
 step det 100 $C selftest --determinism --small
 step racecheck_bias 120 $CS --tool racecheck --racecheck-report all $C selftest --small --filter d256v256-causal-bias-dbias
 step racecheck_bcast 120 $CS --tool racecheck --racecheck-report all $C selftest --small --filter d256v256-window-bcast

@@ -9,17 +9,10 @@ source docs/gpu-runs/2026-12-05-d256/lib.sh R5
 C=/tmp/rime_cand; H=/tmp/rime_head
 CS=compute-sanitizer; command -v $CS >/dev/null || CS=/usr/local/cuda/bin/compute-sanitizer
 step guards 240 $C selftest --small --guards --require-gpu
-long() { for f in len1 window-long sq100-skv300 sq300-skv100; do
-  timeout 60 $C selftest --guards --require-gpu --filter $f || echo "FAILED or timed out: $f rc=$?"; done; }
-step guards_long 0 long
+step guards_long 0 long_cases 60
 step det 60 $C selftest --determinism --small
 step d256_cand 60 $C bench --suite d256 --out $W/d256_cand
 step d256_head 60 $H bench --suite d256 --out $W/d256_head
-step std_causal_cand 60 $C bench --suite standard --filter causal --out $W/std_causal_cand
-step std_causal_head 60 $H bench --suite standard --filter causal --out $W/std_causal_head
-step std_causal_cand_2k 60 $C bench --suite standard --filter causal --route two_kernel --out $W/std_causal_cand_2k
-step thd_cand 30 $C bench --suite thd --out $W/thd_cand
-step thd_head 30 $H bench --suite thd --out $W/thd_head
-step thd_cand_2k 30 $C bench --suite thd --route two_kernel --out $W/thd_cand_2k
+causal_thd_rows 60 30
 step memcheck_thd 60 $CS --tool memcheck $C selftest --small --filter thd-
 save; cat $W/times.txt; tail -n 2 $W/guards.txt $W/det.txt; grep -h "passed\|FAILED" $W/guards_long.txt

@@ -16,3 +16,16 @@ for x in .device/x/rime_*.xz; do
   test -f $x || continue; b=/tmp/$(basename $x .xz); test -x $b || { xz -dc $x > $b && chmod +x $b; }
 done
 sha256sum /tmp/rime_* > $W/sha256.txt 2>&1
+# Steps shared by R3, R4 and R5 (they read C, the candidate, and H, main, from the caller).
+# The full sweep's long cases with guards, each filter bounded by $1 seconds.
+long_cases() { local t=$1; for f in len1 window-long sq100-skv300 sq300-skv100; do
+  timeout $t $C selftest --guards --require-gpu --filter $f || echo "FAILED or timed out: $f rc=$?"; done; }
+# The standard suite's causal rows and the thd suite, candidate and main on their own choices
+# and the candidate pinned to two_kernel; each standard step bounded by $1 s, each thd one by $2.
+causal_thd_rows() { local t=$1 u=$2
+  step std_causal_cand $t $C bench --suite standard --filter causal --out $W/std_causal_cand
+  step std_causal_head $t $H bench --suite standard --filter causal --out $W/std_causal_head
+  step std_causal_cand_2k $t $C bench --suite standard --filter causal --route two_kernel --out $W/std_causal_cand_2k
+  step thd_cand $u $C bench --suite thd --out $W/thd_cand
+  step thd_head $u $H bench --suite thd --out $W/thd_head
+  step thd_cand_2k $u $C bench --suite thd --route two_kernel --out $W/thd_cand_2k; }
