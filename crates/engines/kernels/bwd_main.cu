@@ -538,11 +538,12 @@ __device__ __forceinline__ float4* p_slots(float* sPf, int pair, int lane) {
     return (float4*)sPf + pair * SDP_MI * SDP_NJ * 32 + lane;
 }
 // Named barrier of S warp `pair` and dP warp `pair` + SDP_WARPS (ids 1.., 0 is __syncthreads):
-// the S warp arrives once its P is in the exchange, the dP warp waits for it.
-__device__ __forceinline__ void pair_arrive(int pair) {
-    asm volatile("bar.arrive %0, 64;" ::"r"(pair + 1) : "memory");
-}
-__device__ __forceinline__ void pair_wait(int pair) {
+// the S warp reaches it once its P is in the exchange, the dP warp before reading P. Both
+// wait (bar.sync): with the S warp only arriving (bar.arrive), compute-sanitizer's racecheck
+// reported tens of thousands of WAR hazards on the Q buffers between product 2's reads and
+// the next Q tile's copy, which __syncthreads separates (H100, 2026-12-05, call R6; none with
+// bar.sync, at the same speed: docs/performance.md).
+__device__ __forceinline__ void pair_sync(int pair) {
     asm volatile("bar.sync %0, 64;" ::"r"(pair + 1) : "memory");
 }
 #endif
@@ -848,11 +849,11 @@ rime_bwd_main(const AttnParams p) {
                     slot[(mi * SDP_NJ + nj) * 32] = make_float4(sdp[mi][nj][0], sdp[mi][nj][1],
                                                                 sdp[mi][nj][2], sdp[mi][nj][3]);
             }
-            pair_arrive(pair);  // P is in the exchange
+            pair_sync(pair);  // P is in the exchange
             store_frag_tile(sP, sdp, s_il0, s_jl0, g, t);
         } else {
             float pv[SDP_MI][SDP_NJ][4];
-            pair_wait(pair);  // the S warp's P is in the exchange
+            pair_sync(pair);  // the S warp's P is in the exchange
             const float4* slot = p_slots(sPf, pair, lane);
 #pragma unroll
             for (int mi = 0; mi < SDP_MI; ++mi) {
