@@ -26,8 +26,12 @@
 //!   halved and shrunk with the rest). The term was fitted when the GEMM walked the whole
 //!   zero-filled dS; since 2026-12-05 it walks only the KV chunks the band and the sequence
 //!   lengths leave its rows (dq_gemm.cu), so the term overstates the pass on causal and ragged
-//!   rows and may rank two_kernel lower there than it now deserves. It stays as fitted until
-//!   timings of the new GEMM recalibrate it (prepared: docs/gpu-runs/2026-12-05-d256, call R3).
+//!   rows and ranks two_kernel lower there than it now deserves. Measured on an H100 on
+//!   2026-12-05 (call R6 of docs/gpu-runs/2026-12-05-d256, the causal standard rows and the thd
+//!   suite on the chosen route and pinned to two_kernel): two_kernel takes 0.58-0.67 of relay's
+//!   time on the deterministic thd rows, 0.82-0.96 of atomic's on the others, and 0.90-1.11 of
+//!   atomic's on the causal standard rows. The term stays as fitted until it is recalibrated on
+//!   those rows (docs/performance.md says what is left).
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
 //!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
 //!   memory, threads and registers per SM: the 8-warp backward kernels hold 256 registers per

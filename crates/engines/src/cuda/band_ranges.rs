@@ -9,7 +9,10 @@
 //! - q_tiles_of's ends never decrease with the KV tile (the relay turn's binary search);
 //! - two_kernel: every dS element the dQ GEMM reads was written by the main kernel, as a value
 //!   or as one of the zeros `ds_rows_of` adds (the workspace is not cleared, so an element read
-//!   but never written would be garbage from an earlier run).
+//!   but never written would be garbage from an earlier run). The dQ GEMM is the only reader it
+//!   models: dbias_reduce.cu reads every row, and the main kernel zeroes every skipped row when
+//!   it runs (`zero_skipped_rows` in bwd_main.cu). This test did not catch that case when it
+//!   was missing (the H200 sweep did, 2026-12-05).
 //!
 //! No GPU is needed; the sweep is a fixed pseudo-random table (the same every run).
 
