@@ -23,14 +23,6 @@ step frost_sinks 200 frosts
 step d256_head 120 $H bench --suite d256 --out $W/d256_head
 causal_thd_rows 120 60
 step d256_cand_r 120 $C bench --suite d256 --out $W/d256_cand_r
-# rime_dq16: the candidate with the d256 dQ GEMM on 16 warps (128 registers, 32 x 64 dQ per
-# warp) instead of 8 (224, 32 x 128): an A/B against d256_cand and d256_cand_r, and ncu's
-# per-kernel times (launch__block_size proves which GEMM ran: 512 threads against 256).
-D=/tmp/rime_dq16; ROW="b4 h16/16 s2048x2048 d256 bias=none det bf16"
-step d256_dq16 120 $D bench --suite d256 --out $W/d256_dq16
-kt() { ncu --clock-control none --metrics gpu__time_duration.sum,launch__block_size $1 bench --suite d256 --filter "$ROW" --warmup 0 --iters 1 --out $W/pk_$2 > $W/kt_$2.log 2>&1; }
-step kt_dq16 60 kt $D dq16
-step kt_cand 60 kt $C cand
 step sinks_head 60 $H bench --suite sinks --out $W/sinks_head
 step sinks_cand_r 60 $C bench --suite sinks --out $W/sinks_cand_r
-save; cat $W/times.txt; wc -l $W/frost_*.jsonl; grep -h refused $W/frost_*.jsonl | head -3; grep -h "dq_gemm\|gpu__time\|block_size" $W/kt_*.log | head -20
+save; cat $W/times.txt; wc -l $W/frost_*.jsonl; grep -h refused $W/frost_*.jsonl | head -3

@@ -14,10 +14,9 @@ C=/tmp/rime_cand
 CS=compute-sanitizer; command -v $CS >/dev/null || CS=/usr/local/cuda/bin/compute-sanitizer
 step guards 300 $C selftest --small --guards --require-gpu
 step guards_long 0 long_cases 120
-step guards_dq16 120 /tmp/rime_dq16 selftest --small --guards --require-gpu --filter d256
 step det 100 $C selftest --determinism --small
 step racecheck_bias 120 $CS --tool racecheck --racecheck-report all $C selftest --small --filter d256v256-causal-bias-dbias
 step racecheck_bcast 120 $CS --tool racecheck --racecheck-report all $C selftest --small --filter d256v256-window-bcast
 step memcheck_pad 120 $CS --tool memcheck $C selftest --small --filter d256v256-padding
 step memcheck_thd 120 $CS --tool memcheck $C selftest --small --filter thd-
-save; cat $W/times.txt; tail -n 2 $W/guards.txt $W/guards_dq16.txt $W/det.txt; grep -h "passed\|FAILED" $W/guards_long.txt; grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" $W/*check*.txt
+save; cat $W/times.txt; tail -n 2 $W/guards.txt $W/det.txt; grep -h "passed\|FAILED" $W/guards_long.txt; grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" $W/*check*.txt

@@ -13,7 +13,6 @@ step guards_long 0 long_cases 60
 step det 60 $C selftest --determinism --small
 step d256_cand 60 $C bench --suite d256 --out $W/d256_cand
 step d256_head 60 $H bench --suite d256 --out $W/d256_head
-step d256_dq16 60 /tmp/rime_dq16 bench --suite d256 --out $W/d256_dq16  # the 16-warp d256 dQ GEMM (R3 says more)
 causal_thd_rows 60 30
 step memcheck_thd 60 $CS --tool memcheck $C selftest --small --filter thd-
 save; cat $W/times.txt; tail -n 2 $W/guards.txt $W/det.txt; grep -h "passed\|FAILED" $W/guards_long.txt
