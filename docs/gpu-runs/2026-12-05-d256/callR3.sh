@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# Build rime_cand from the commit under test first (cargo build --release -p rime-cli; strip;
-# xz into .device/x/rime_cand.xz) and keep rime_head (main at 0c5850b). Carry .frostB, .device
-# and .dev3 (the peer scripts: FROST's with the sink, which G3 used).
-# Device call R3, right after S1 on the same machine (FROST's part A must be installed): the
-# timings, with FROST in the same call. The candidate (rime_cand: the d256 two_kernel main
-# kernel split by product, the dQ GEMM walking only the band's KV chunks, the narrower dS
-# zeroing) on the d256 and sinks suites on its own choices, FROST on the same cases.json, main
-# on the d256 and sinks suites; then the standard suite's causal rows and the thd suite, candidate and
-# main on their own choices and the candidate pinned to two_kernel (the cost model's
-# two_kernel term was fitted when the dQ GEMM walked every chunk: these rows recalibrate it).
-# About 300 s. R4 (correctness) follows on the same machine.
+# Device call R3, right after S1 on the same machine (FROST's part A must be installed): FROST and
+# the cuDNN frontend in the same call as rime. rime_cand is the tree under test (cargo build
+# --release -p rime-cli; strip; xz into .device/x/rime_cand.xz; sha256 in sha256.txt), rime_head
+# main at 0c5850b. Carry .frostB, .device and .dev3 (the peer scripts: FROST's with the sink).
+# The d256 and sinks suites on rime_cand's own choices, FROST on the same cases.json, the cuDNN
+# frontend on the d256 cases, main on both suites; the whole small sweep with guards and the
+# determinism table on rime_cand; rime_cand's suites again. About 450 s. R7 (every route of every
+# suite, for the cost model) follows on the same machine.
 source docs/gpu-runs/2026-12-05-d256/lib.sh R3
 C=/tmp/rime_cand; H=/tmp/rime_head
 FP="PYTHONPATH=/tmp/frost-site:/tmp/frost-site/nvidia_cutlass_dsl/dsl_packages"
@@ -20,8 +17,11 @@ step frost_d256 200 frost
 step sinks_cand 60 $C bench --suite sinks --out $W/sinks_cand
 frosts() { env $FP python3 .dev3/frost_peer_sink.py $W/sinks_cand/cases.json > $W/frost_sinks.jsonl; }
 step frost_sinks 200 frosts
+fe() { python3 -m pip install -q --no-deps --no-index --target /tmp/fe .frostB/nvidia_cudnn_frontend-1.32.0-*.whl && PYTHONPATH=/tmp/fe python3 .dev3/cudnn_fe_sdpa_bwd.py $W/d256_cand/cases.json > $W/cudnn_d256.jsonl; }
+step cudnn_d256 120 fe
 step d256_head 120 $H bench --suite d256 --out $W/d256_head
-causal_thd_rows 120 60
+step guards 300 $C selftest --small --guards --require-gpu
+step det 60 $C selftest --determinism --small
 step d256_cand_r 120 $C bench --suite d256 --out $W/d256_cand_r
 step sinks_head 60 $H bench --suite sinks --out $W/sinks_head
 step sinks_cand_r 60 $C bench --suite sinks --out $W/sinks_cand_r
