@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Device call R3, right after S1 on the same machine (FROST's part A must be installed): FROST and
 # the cuDNN frontend in the same call as rime. rime_cand is the tree under test (cargo build
-# --release -p rime-cli; strip; xz into .device/x/rime_cand.xz; sha256 in sha256.txt), rime_head
-# main at 0c5850b. Carry .frostB, .device and .dev3 (the peer scripts: FROST's with the sink).
+# --release -p rime-cli; strip; xz into .device/x/rime_cand.xz; sha256 in sha256.txt; R6 timed
+# main against the same kernels). Carry .frostB, .device and .dev3 (the peer scripts: FROST's
+# with the sink).
 # The d256 and sinks suites on rime_cand's own choices, FROST on the same cases.json, the cuDNN
-# frontend on the d256 cases, main on both suites; the whole small sweep with guards and the
-# determinism table on rime_cand; rime_cand's suites again. About 450 s. R7 (every route of every
+# frontend on the d256 cases; the whole small sweep with guards and the
+# determinism table on rime_cand; rime_cand's suites again. About 400 s. R7 (every route of every
 # suite, for the cost model) follows on the same machine.
 source docs/gpu-runs/2026-12-05-d256/lib.sh R3
-C=/tmp/rime_cand; H=/tmp/rime_head
+C=/tmp/rime_cand
 FP="PYTHONPATH=/tmp/frost-site:/tmp/frost-site/nvidia_cutlass_dsl/dsl_packages"
 step frost_install_b 120 bash .frostB/install_b.sh
 step d256_cand 120 $C bench --suite d256 --out $W/d256_cand
@@ -19,10 +20,8 @@ frosts() { env $FP python3 .dev3/frost_peer_sink.py $W/sinks_cand/cases.json > $
 step frost_sinks 200 frosts
 fe() { python3 -m pip install -q --no-deps --no-index --target /tmp/fe .frostB/nvidia_cudnn_frontend-1.32.0-*.whl && PYTHONPATH=/tmp/fe python3 .dev3/cudnn_fe_sdpa_bwd.py $W/d256_cand/cases.json > $W/cudnn_d256.jsonl; }
 step cudnn_d256 120 fe
-step d256_head 120 $H bench --suite d256 --out $W/d256_head
 step guards 300 $C selftest --small --guards --require-gpu
 step det 60 $C selftest --determinism --small
 step d256_cand_r 120 $C bench --suite d256 --out $W/d256_cand_r
-step sinks_head 60 $H bench --suite sinks --out $W/sinks_head
 step sinks_cand_r 60 $C bench --suite sinks --out $W/sinks_cand_r
 save; cat $W/times.txt; wc -l $W/frost_*.jsonl; grep -h refused $W/frost_*.jsonl | head -3
