@@ -21,17 +21,9 @@
 //! - two_kernel adds [`TWO_KERNEL_PASS`] of its separate dQ pass, estimated on its own: the dS
 //!   round trip (written by the main kernel, read back) at the bandwidth plus the dQ GEMM's
 //!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate times the wave utilisation of its
-//!   own grid, never halved for a causal mask or shrunk for a ragged layout, and takes off
-//!   [`DQ_PRODUCT_SHARE`] of the compute term, the dQ product its main kernel skips (which is
-//!   halved and shrunk with the rest). The term was fitted when the GEMM walked the whole
-//!   zero-filled dS; since 2026-12-05 it walks only the KV chunks the band and the sequence
-//!   lengths leave its rows (dq_gemm.cu), so the term overstates the pass on causal and ragged
-//!   rows and ranks two_kernel lower there than it now deserves. Measured on an H100 on
-//!   2026-12-05 (call R6 of docs/gpu-runs/2026-12-05-d256, the causal standard rows and the thd
-//!   suite on the chosen route and pinned to two_kernel): two_kernel takes 0.58-0.67 of relay's
-//!   time on the deterministic thd rows, 0.82-0.96 of atomic's on the others, and 0.90-1.11 of
-//!   atomic's on the causal standard rows. The term stays as fitted until it is recalibrated on
-//!   those rows (docs/performance.md says what is left).
+//!   own grid, both halved for a causal mask and shrunk with a ragged node's fill (the GEMM
+//!   walks only the KV chunks the band and the sequence lengths leave its rows, dq_gemm.cu), and
+//!   takes off [`DQ_PRODUCT_SHARE`] of the compute term, the dQ product its main kernel skips.
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
 //!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
 //!   memory, threads and registers per SM: the 8-warp backward kernels hold 256 registers per
@@ -73,10 +65,21 @@
 //! docs/gpu-runs/2026-12-04: every route of the four suites in one call): two_kernel got
 //! 3-16% faster than in calls L1 / L3 (atomic and relay unchanged, 0.98-1.03), and the
 //! previous two_kernel term, 0.3 of the dQ pass with no saving, ranked the fastest timed route
-//! first on 74 of the 95 rows timed on two routes or more (atomic kept where two_kernel was up
-//! to 7.9% faster); no flat share did better than 86 (at 0.1, which sent the causal thd rows
-//! to two_kernel, 1.49x slower than relay). With the saving the causal and ragged rows stay on
-//! atomic or relay: 91 of 95, the other 4 within 3.7%.
+//! first on 74 of the 95 rows timed on two routes or more; with [`DQ_PRODUCT_SHARE`] and 0.4 of
+//! a dQ pass charged in full whatever the mask, 91 of 95.
+//!
+//! Recalibration for the band walk (an **H100**, the only machine lent, 2026-12-05 14:48-14:54
+//! UTC, call R7 of docs/gpu-runs/2026-12-05-d256: every route of the four suites in one call,
+//! binary of 2a94f7d): the dQ GEMM had begun to walk only the band's KV chunks, and the
+//! previous term, which charged the whole pass, ranked the fastest first on 75 of the 95 rows
+//! (71 with the `h200` profile) and kept relay on the deterministic thd rows, where two_kernel
+//! ran 1.41-1.77x faster. With the pass halved for a causal mask and shrunk with the ragged
+//! fill, 89 rows rank the fastest first along a ridge where the pass share is about twice
+//! [`DQ_PRODUCT_SHARE`] plus 0.05-0.15 (with either profile; off it 70-88); at a saving of
+//! 0.2, 0.45-0.55 of the pass with the `h100` profile and 0.45-0.6 with `h200`, and 0.5 is
+//! taken ([`DQ_REDUCTION_COST`] anywhere in 0.3-0.5 gives the same). Of the other 6 rows, 5
+//! lose 0.2-3.5%, and the thd suite's causal d64 row loses 10% (atomic at 1.10x two_kernel's
+//! time): no setting of these terms moves it without losing others.
 
 use rime_graph::{Graph, Node, Port, SdpaShape};
 
@@ -105,19 +108,18 @@ pub const RELAY_PENALTY: f64 = 0.33;
 /// faster. 1.2-2 rank the faster route first on every timed row of those calls; 1.5 is taken.
 pub const RELAY_CAUSAL_FACTOR: f64 = 1.5;
 /// Share of two_kernel's separate dQ pass (the dS round trip at the bandwidth and the dQ GEMM at
-/// the mma rate times its own grid's wave utilisation, estimated on their own) that shows in
-/// its total time. Fitted on the H200 with the pipelined dQ GEMM (call C, 2026-12-04: every
-/// route of the four suites in one call, docs/gpu-runs/2026-12-04): with [`DQ_PRODUCT_SHARE`]
-/// at 0.2, 0.35-0.4 rank the fastest timed route first on 91 of the 95 rows timed on two routes
-/// or more, the other 4 within 3.7% (d64 and 192/128 near-ties); 0.3 on 80, 0.45 on 90; 0.4
-/// is taken.
-pub const TWO_KERNEL_PASS: f64 = 0.4;
+/// the mma rate times its own grid's wave utilisation, estimated on their own, both over the
+/// band's work only) that shows in its total time. Fitted on an H100 with the band-walking dQ
+/// GEMM (call R7, 2026-12-05: every route of the four suites in one call,
+/// docs/gpu-runs/2026-12-05-d256): with [`DQ_PRODUCT_SHARE`] at 0.2, 0.45-0.55 rank the fastest
+/// timed route first on 89 of the 95 rows timed on two routes or more with the `h100` profile
+/// (0.4 on 88, 0.35 on 86, 0.6 on 70) and 0.45-0.6 with `h200`; 0.5 is taken.
+pub const TWO_KERNEL_PASS: f64 = 0.5;
 /// Share of the main kernel's compute that two_kernel saves: its main kernel skips the dQ
 /// product, one of the backward's five (each half a forward's FLOPs). Subtracted from the
-/// compute term (halved under a causal mask, shrunk with a ragged node's fill), where the dQ
-/// pass is not: this is what keeps causal and ragged rows, whose main kernel saves little, on
-/// atomic or relay, and moves the dense non-causal ones to two_kernel since the dQ GEMM
-/// became pipelined.
+/// compute term (halved under a causal mask, shrunk with a ragged node's fill, as the dQ pass
+/// is since the dQ GEMM walks only the band). With [`TWO_KERNEL_PASS`] it sets where two_kernel
+/// wins: fitted together on call R7 (see there).
 pub const DQ_PRODUCT_SHARE: f64 = 0.2;
 /// Time of one byte of the atomic route's f32 dQ partial sums, as a multiple of one byte's time
 /// at the target's bandwidth, added after max(compute, memory): every KV-tile block adds its
@@ -317,13 +319,18 @@ pub fn estimate(
         }
         (Some(Route::TwoKernel), _) => {
             let pitch = (s.skv as f64 / 128.0).ceil() * 128.0;
-            let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk;
+            // The dQ GEMM walks only the KV chunks the band and the sequence lengths leave its
+            // rows, and reads only those chunks of dS: the pass shrinks like the main kernel's
+            // work.
+            let band_share = if causal { 0.5 } else { 1.0 } * fill;
+            let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk * band_share;
             // The dQ GEMM's own grid.
             let gemm_utilization = config
                 .kernel
                 .and_then(|k| companion(KernelRole::DqGemm, k))
                 .map_or(1.0, |k| wave_utilization(grid(k, s), k, target));
-            let pass = 2.0 * region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0)
+            let pass = 2.0 * region_bytes(config, RegionKind::DScores) * band_share
+                / bandwidth.max(1.0)
                 + gemm / (rate * gemm_utilization).max(1.0);
             seconds += TWO_KERNEL_PASS * pass - DQ_PRODUCT_SHARE * compute;
             // A broadcast bias's dBias: the dS region read once more by dbias_reduce.cu.
