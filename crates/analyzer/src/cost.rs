@@ -263,8 +263,8 @@ pub fn estimate(
         flops *= 0.5;
     }
     // The kernels skip the tiles past each sequence's length; only a ragged layout's token
-    // totals bound those lengths before execution. The dense terms below (two_kernel's dS
-    // round trip and dQ GEMM over B x Sq x Skv) do not shrink with them.
+    // totals bound those lengths before execution (two_kernel's dQ pass shrinks with them
+    // too, below).
     let fill = ragged_fill(graph, node, shape);
     flops *= fill;
     let mut bytes = tensor_bytes(graph, node) + route_bytes(config);
@@ -449,7 +449,10 @@ fn launches(
 /// Measured on the H200, 2026-12-03 (call H), on the thd suite (8192 tokens in B x S = 16384,
 /// lengths 512-2048, real share 0.31): with the dense count two_kernel was ranked first for 5
 /// deterministic rows and ran 1.1-1.5x slower than relay on all 5; the upper bound alone (0.5)
-/// still ranked it first on 2 of them (10-12% slower there); the estimate (0.35) ranks relay.
+/// still ranked it first on 2 of them (10-12% slower there); the estimate (0.35) ranked relay.
+/// Since the dQ GEMM walks only the band (2026-12-05), two_kernel's dQ pass shrinks with the
+/// fill too, and two_kernel ranks first there again, now rightly (call R7, an H100: 0.57-0.71
+/// of relay's time on the suite's 6 deterministic rows).
 fn ragged_fill(graph: &Graph, node: &Node, shape: &SdpaShape) -> f64 {
     let ragged = node
         .inputs
