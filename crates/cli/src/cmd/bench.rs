@@ -576,9 +576,8 @@ mod tests {
     }
 
     /// The one row where the model's first route is more than 4% slower than the fastest in R7,
-    /// and its bound: atomic at 1.101x two_kernel's time (the ragged fill estimate, 0.35, is
-    /// above this row's causal share of real pairs, so the model overrates atomic's work here;
-    /// no setting of the two_kernel terms moved this row without losing others).
+    /// and its bound: atomic at 1.101x two_kernel's time. Why the model misjudges it is not
+    /// settled; no setting of the two_kernel terms moved it without losing other rows.
     const SLOWER_FIRST: (&str, f64) = (
         "b8 h16/16 thd[512+1531+777+2048+613+1024+919+768] d64 bias=none causal bf16",
         1.11,
