@@ -259,14 +259,11 @@ pub fn estimate(
     let band = crate::problem::ProblemShape::of(shape)
         .map(|p| crate::Band::normalized(&node.options, p.sq, p.skv));
     let causal = band.is_some_and(|b| b.right == Some(0) && b.left.is_none());
-    if causal {
-        flops *= 0.5;
-    }
-    // The kernels skip the tiles past each sequence's length; only a ragged layout's token
-    // totals bound those lengths before execution (two_kernel's dQ pass shrinks with them
-    // too, below).
-    let fill = ragged_fill(graph, node, shape);
-    flops *= fill;
+    // The share of the B x Sq x Skv score pairs the kernels reach: half under a causal mask,
+    // and the kernels skip the tiles past each sequence's length, which only a ragged layout's
+    // token totals bound before execution. Every term of work below shrinks with it.
+    let work_share = if causal { 0.5 } else { 1.0 } * ragged_fill(graph, node, shape);
+    flops *= work_share;
     let mut bytes = tensor_bytes(graph, node) + route_bytes(config);
     let (rate, bandwidth) = match config.engine {
         EngineKind::CpuReference => (HOST_TFLOPS * 1e12, HOST_GBS * 1e9),
@@ -285,13 +282,12 @@ pub fn estimate(
     };
     let compute = flops / (rate * utilization).max(1.0);
     // The atomic route's dQ partials come from the KV tiles that run, over the rows they
-    // reach: they shrink with a ragged node's work like its score pairs.
-    let reduction_bytes = dq_reduction_bytes(config, shape, causal) * fill;
+    // reach: they shrink with the work.
+    let reduction_bytes = dq_reduction_bytes(config, shape, work_share);
     // A route that adds a broadcast bias's dBias with atomics has its accumulator in the
     // workspace (atomic and relay; two_kernel sums dS, ordered_dbias writes partials).
     let dbias_atomic_bytes = if config.workspace.region(RegionKind::DbiasAccum).is_some() {
-        let share = if causal { 0.5 } else { 1.0 };
-        scores * 4.0 * share * fill
+        scores * 4.0 * work_share
     } else {
         0.0
     };
@@ -322,14 +318,13 @@ pub fn estimate(
             // The dQ GEMM walks only the KV chunks the band and the sequence lengths leave its
             // rows, and reads only those chunks of dS: the pass shrinks like the main kernel's
             // work.
-            let band_share = if causal { 0.5 } else { 1.0 } * fill;
-            let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk * band_share;
+            let gemm = 2.0 * s.b as f64 * s.hq as f64 * s.sq as f64 * pitch * dqk * work_share;
             // The dQ GEMM's own grid.
             let gemm_utilization = config
                 .kernel
                 .and_then(|k| companion(KernelRole::DqGemm, k))
                 .map_or(1.0, |k| wave_utilization(grid(k, s), k, target));
-            let pass = 2.0 * region_bytes(config, RegionKind::DScores) * band_share
+            let pass = 2.0 * region_bytes(config, RegionKind::DScores) * work_share
                 / bandwidth.max(1.0)
                 + gemm / (rate * gemm_utilization).max(1.0);
             seconds += TWO_KERNEL_PASS * pass - DQ_PRODUCT_SHARE * compute;
@@ -390,15 +385,16 @@ pub fn relay_penalty(kernel: &KernelConfig, causal: bool) -> f64 {
 }
 
 /// Bytes of f32 dQ partial sums the atomic route reduces into its accumulator: one
-/// accumulator's worth per KV tile, half of it under a causal mask. Relay and ordered_dbias make
-/// the same reductions, but their [`RELAY_PENALTY`] was fitted to their time over the atomic
-/// estimate without this term, so it already carries them (0 for them, two_kernel and the CPU).
-fn dq_reduction_bytes(config: &EngineConfig, shape: &SdpaShape, causal: bool) -> f64 {
+/// accumulator's worth per KV tile, times the share of score pairs the KV tiles that run reach
+/// (`work_share`: half under a causal mask, shrunk with a ragged node's fill). Relay and
+/// ordered_dbias make the same reductions, but their [`RELAY_PENALTY`] was fitted to their time
+/// over the atomic estimate without this term, so it already carries them (0 for them,
+/// two_kernel and the CPU).
+fn dq_reduction_bytes(config: &EngineConfig, shape: &SdpaShape, work_share: f64) -> f64 {
     let (Some(Route::Atomic), Some(k)) = (config.route, config.kernel) else {
         return 0.0;
     };
-    let share = if causal { 0.5 } else { 1.0 };
-    region_bytes(config, RegionKind::DqAccum) * tiles(shape.skv, k.block_kv) * share
+    region_bytes(config, RegionKind::DqAccum) * tiles(shape.skv, k.block_kv) * work_share
 }
 
 /// Traffic of the route's workspace beyond writing it once, overlapped with the main kernel
