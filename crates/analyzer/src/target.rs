@@ -174,13 +174,9 @@ impl Target {
     }
 
     /// A target read off a live device (`auto`). Rates come from the closest built-in profile
-    /// of the same architecture, scaled by SM count; free memory is as measured.
+    /// ([`closest_profile`]), the tensor rate scaled by SM count; free memory is as measured.
     pub fn from_device(props: &DeviceProperties) -> Target {
-        let base = match props.sm {
-            120.. => "rtx-pro-6000",
-            90..=119 => "h200",
-            _ => "a100",
-        };
+        let base = closest_profile(props);
         let fallback = PROFILES.iter().find(|p| p.name == base);
         let per_sm = |p: &Profile, v: f64| v / f64::from(p.sm_count.max(1));
         let (tflops, bandwidth) = fallback.map_or((0.0, 0.0), |p| {
@@ -222,6 +218,21 @@ impl Target {
     /// True for a GPU target.
     pub fn is_gpu(&self) -> bool {
         self.sm().is_some()
+    }
+}
+
+/// The built-in profile whose rates a live device borrows: its architecture's, and within it
+/// the part whose rates differ. A GeForce Blackwell runs f32-accumulate mma.sync at half the
+/// workstation rate; a Hopper with more than 100 GiB is an H200 (HBM3e, 4.8 TB/s), one with
+/// less an H100 (3.35 TB/s). Without this split every Hopper got the H200's bandwidth and every
+/// GeForce card twice its tensor rate.
+fn closest_profile(props: &DeviceProperties) -> &'static str {
+    match props.sm {
+        120.. if props.name.contains("GeForce") => "rtx-5090",
+        120.. => "rtx-pro-6000",
+        90..=119 if props.memory_bytes > 100 * GIB => "h200",
+        90..=119 => "h100",
+        _ => "a100",
     }
 }
 
@@ -301,5 +312,61 @@ mod tests {
         assert_eq!(t.name, "auto:NVIDIA H200");
         assert_eq!(t.free_memory_bytes, 100);
         assert!((t.mma_tflops - 325.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn live_devices_take_the_rates_of_their_own_part() {
+        // (name, sm, SMs, total memory as the driver reports it) -> (profile, bandwidth, TFLOP/s).
+        let cases = [
+            (
+                "NVIDIA H100 80GB HBM3",
+                90,
+                132,
+                81_559 * MIB,
+                3350.0,
+                650.0,
+            ),
+            ("NVIDIA H200", 90, 132, 143_771 * MIB, 4800.0, 650.0),
+            (
+                "NVIDIA GeForce RTX 5090",
+                120,
+                170,
+                32_607 * MIB,
+                1792.0,
+                209.5,
+            ),
+            (
+                "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+                120,
+                188,
+                97_887 * MIB,
+                1792.0,
+                430.0,
+            ),
+            (
+                "NVIDIA A100-SXM4-80GB",
+                80,
+                108,
+                81_920 * MIB,
+                2039.0,
+                312.0,
+            ),
+        ];
+        for (name, sm, sm_count, memory_bytes, bandwidth, tflops) in cases {
+            let t = Target::from_device(&DeviceProperties {
+                name: name.into(),
+                sm,
+                sm_count,
+                smem_per_block: 101_376,
+                memory_bytes,
+                free_memory_bytes: memory_bytes / 2,
+            });
+            assert_eq!(t.bandwidth_gbs, bandwidth, "{name}");
+            assert!(
+                (t.mma_tflops - tflops).abs() < 1e-9,
+                "{name}: {}",
+                t.mma_tflops
+            );
+        }
     }
 }
