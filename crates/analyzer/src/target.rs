@@ -174,7 +174,8 @@ impl Target {
     }
 
     /// A target read off a live device (`auto`). Rates come from the closest built-in profile
-    /// ([`closest_profile`]), the tensor rate scaled by SM count; free memory is as measured.
+    /// (the architecture's; a GeForce sm_120 card the RTX 5090's, a Hopper of at most 100 GiB
+    /// the H100's), the tensor rate scaled by SM count; free memory is as measured.
     pub fn from_device(props: &DeviceProperties) -> Target {
         let base = closest_profile(props);
         let fallback = PROFILES.iter().find(|p| p.name == base);
