@@ -317,7 +317,8 @@ mod tests {
 
     #[test]
     fn live_devices_take_the_rates_of_their_own_part() {
-        // (name, sm, SMs, total memory as the driver reports it) -> (profile, bandwidth, TFLOP/s).
+        // (name, sm, SMs, total memory as the driver reports it) -> (bandwidth, TFLOP/s) of the
+        // profile it should take.
         let cases = [
             (
                 "NVIDIA H100 80GB HBM3",
