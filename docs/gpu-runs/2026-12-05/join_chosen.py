@@ -3,7 +3,8 @@
 kernels that ran) with the peers timed in the same call.
 
 usage: python3 join_chosen.py CHOSEN REPEAT FROST_JSONL [PEER_JSONL ...] > table.md
-  CHOSEN, REPEAT  `rime bench --out` folders (results.json) of the same suite, same binary
+  CHOSEN, REPEAT  `rime bench --out` folders (results.json) of the same suite, same binary;
+                  REPEAT may be `-` (no repeat run of that binary: the column shows "-")
   FROST_JSONL     the FROST peer's lines; a deterministic row is compared with FROST's
                   deterministic time (its case says so), as the redesign's targets ask
 Ratio = peer time / rime time (above 1: rime faster). Groups: bias x sink x deterministic, the rows of
@@ -28,7 +29,7 @@ def peer_lines(path):
     return out
 
 main = rows(chosen)
-rep = {key(r["case"]): r["median_ms"] for r in rows(repeat)}
+rep = {key(r["case"]): r["median_ms"] for r in rows(repeat)} if repeat != "-" else {}
 times = peer_lines(frost)
 for p in peers:
     times.update(peer_lines(p))
