@@ -122,6 +122,20 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
                 ..s.clone()
             },
         );
+        // Causal over more than one KV tile (Skv 200 > every envelope's 128 or 64 columns), so
+        // the backward skips rows above the diagonal: two_kernel's dBias reduction must read
+        // only the rows the main kernel walked (dbias_reduce.cu, walked_rows_of).
+        add(
+            &format!("{tag}-causal-bcast-dbias-s200"),
+            CaseSpec {
+                band: CAUSAL,
+                bias: bias(false, true),
+                dbias: true,
+                sq: 200,
+                skv: 200,
+                ..s.clone()
+            },
+        );
         add(
             &format!("{tag}-br-causal"),
             CaseSpec {

@@ -123,6 +123,17 @@ __device__ __forceinline__ void rows_of_tiles(const AttnParams& p, int m_begin, 
     r1 = m_end <= m_begin ? r0 : (m_end * block_q < p.sq ? m_end * block_q : p.sq);
 }
 
+// Rows [r0, r1) that a backward main kernel of block_q x block_kv tiles walks for KV tile n:
+// every kept (i, j) of the tile lies in them, and on two_kernel the main kernel stores dS there
+// in all of the tile's columns (masked elements as 0). dbias_reduce.cu reads only these rows.
+template <int block_q, int block_kv>
+__device__ __forceinline__ void walked_rows_of(const AttnParams& p, const SeqLens& L, int n,
+                                               int& r0, int& r1) {
+    int m_begin, m_end;
+    q_tiles_of<block_q, block_kv>(p, L, n, m_begin, m_end);
+    rows_of_tiles<block_q>(p, m_begin, m_end, r0, r1);
+}
+
 // dS rows [lo, hi) that the two_kernel main kernel writes for a KV tile whose walked rows are
 // [r0, r1): those, and zeros in the rest of the dQ GEMM's RIME_DQ_ROWS-row tiles that meet them.
 // Enough, because a dQ GEMM tile that reads a KV tile's columns meets its walked rows: before

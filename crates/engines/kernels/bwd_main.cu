@@ -271,8 +271,8 @@ __device__ __forceinline__ float* dbias_plane(const AttnParams& p, int b, int h)
 // where the walked Q tiles [m_begin, m_end) cover [r0, r1) (DBIAS_MODE 2 needs none: its
 // accumulator starts at 0), and (two_kernel) dS = 0 in the rows ds_rows_of adds around them:
 // the rest of the dQ GEMM's tiles that read this KV tile's columns (attn.cuh says why those
-// are enough; a host test, crates/engines/src/cuda/band_ranges.rs, checks it), or in every
-// skipped row when dbias_reduce.cu sums a broadcast dBias from dS.
+// are enough; a host test, crates/engines/src/cuda/band_ranges.rs, checks it). dbias_reduce.cu
+// reads only the walked rows (walked_rows_of), so a broadcast dBias needs no more.
 __device__ __forceinline__ void zero_skipped_rows(const AttnParams& p, int b, int kvh, int n0,
                                                   int m_begin, int m_end, int tid) {
 #if DBIAS_MODE == 1 || DBIAS_MODE == 3 || DQ_ROUTE == 2
@@ -282,15 +282,6 @@ __device__ __forceinline__ void zero_skipped_rows(const AttnParams& p, int b, in
 #if DQ_ROUTE == 2
     int ds_lo, ds_hi;
     ds_rows_of(p, r0, r1, ds_lo, ds_hi);
-#if DBIAS_MODE == 0
-    // A broadcast dBias summed from dS (dbias_reduce.cu reads every row of every batch): the
-    // plan binds dBias to this kernel only then (crates/engines/src/cuda/plan.rs, dbias_mode),
-    // and every skipped row must read as 0 there, not only those the dQ GEMM reads.
-    if (p.dbias.ptr != 0) {
-        ds_lo = 0;
-        ds_hi = p.sq;
-    }
-#endif
 #endif
 #if DBIAS_MODE == 1 || DBIAS_MODE == 3
     const int lo = 0, hi = p.sq;  // dBias: every skipped row

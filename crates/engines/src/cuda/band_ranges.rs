@@ -7,12 +7,11 @@
 //! - every kept (i, j) lies in the KV range the forward and the dQ GEMM walk for row i's tile,
 //!   and in the Q tiles the backward walks for column j's tile (nothing kept is skipped);
 //! - q_tiles_of's ends never decrease with the KV tile (the relay turn's binary search);
-//! - two_kernel: every dS element the dQ GEMM reads was written by the main kernel, as a value
-//!   or as one of the zeros `ds_rows_of` adds (the workspace is not cleared, so an element read
-//!   but never written would be garbage from an earlier run). The dQ GEMM is the only reader it
-//!   models: dbias_reduce.cu reads every row, and the main kernel zeroes every skipped row when
-//!   it runs (`zero_skipped_rows` in bwd_main.cu). This test did not catch that case when it
-//!   was missing (the H200 sweep did, 2026-12-05).
+//! - two_kernel: every dS element the dQ GEMM or dbias_reduce.cu reads was written by the main
+//!   kernel, as a value or as one of the zeros `ds_rows_of` adds (the workspace is not cleared,
+//!   so an element read but never written would be garbage from an earlier run). The dBias
+//!   reduction reads `walked_rows_of`'s rows of each KV tile, in every column below Skv; with
+//!   the first check (every kept element is walked) that makes its sum complete.
 //!
 //! No GPU is needed; the sweep is a fixed pseudo-random table (the same every run).
 
@@ -66,10 +65,12 @@ static void check(Sweep& s, const char* name, const AttnParams& p) {
     const long pitch = (long)ds_pitch(p.skv);
     std::vector<char> written(CHUNK ? (size_t)p.sq * pitch : 0, 0);
     int last_mb = -1, last_me = -1;
+    std::vector<int> walked_r0(n_tiles), walked_r1(n_tiles);  // dbias_reduce.cu's rows
     for (int n = 0; n < n_tiles; ++n) {
         int mb, me, r0, r1;
         q_tiles_of<BQ, BKV>(p, L, n, mb, me);
         rows_of_tiles<BQ>(p, mb, me, r0, r1);
+        walked_rows_of<BQ, BKV>(p, L, n, walked_r0[n], walked_r1[n]);
         for (int i = 0; i < p.sq; ++i)
             for (int j = n * BKV; j < (n + 1) * BKV && j < p.skv; ++j)
                 if (keep(p, L, i, j) && (i < r0 || i >= r1))
@@ -101,6 +102,10 @@ static void check(Sweep& s, const char* name, const AttnParams& p) {
                     if (!written[i * pitch + j])
                         fail(s, name, p, L, "dQ GEMM reads unwritten dS", i, j);
         }
+        for (int j = 0; j < p.skv; ++j)
+            for (int i = walked_r0[j / BKV]; i < walked_r1[j / BKV]; ++i)
+                if (!written[i * pitch + j])
+                    fail(s, name, p, L, "dbias_reduce reads unwritten dS", i, j);
     }
 }
 
@@ -178,7 +183,7 @@ fn tiles() -> String {
 }
 
 #[test]
-fn tile_ranges_cover_the_band_and_the_ds_the_dq_gemm_reads() {
+fn tile_ranges_cover_the_band_and_the_ds_the_dq_gemm_and_dbias_reduce_read() {
     let source = format!(
         "#define __device__\n#define __forceinline__ inline\n#define CASES {CASES}\n\
          typedef unsigned short io_t;\ntypedef unsigned int u32;\n\

@@ -168,7 +168,8 @@ pub struct KernelBuild {
     /// Which kernel.
     pub file: KernelFile,
     /// The kernel table entry whose tiles it is compiled with (the main kernel's for the
-    /// preprocess kernel; none for convert): what a plan's kernels are checked against.
+    /// preprocess and dBias reduction kernels; none for convert): what a plan's kernels are
+    /// checked against.
     pub entry: Option<&'static str>,
     /// `-D` defines, in a fixed order.
     pub defines: Vec<(&'static str, i64)>,
@@ -278,9 +279,14 @@ impl KernelBuild {
         Self::elementwise(KernelFile::Convert, io)
     }
 
-    /// The two_kernel route's broadcast-dBias reduction over its dS workspace.
-    pub fn dbias_reduce(io: IoType) -> Self {
-        Self::elementwise(KernelFile::DbiasReduce, io)
+    /// The two_kernel route's broadcast-dBias reduction over the dS workspace of `main` (a
+    /// `BackwardMain` entry): it reads only the rows `main`'s tiles walk, so it takes them.
+    pub fn dbias_reduce(main: &'static KernelConfig, io: IoType) -> Self {
+        let mut b = Self::elementwise(KernelFile::DbiasReduce, io);
+        b.entry = Some(main.name);
+        b.defines.push(("MAIN_BLOCK_Q", main.block_q.into()));
+        b.defines.push(("MAIN_BLOCK_KV", main.block_kv.into()));
+        b
     }
 
     /// dSink summed per head from the preprocess kernel's row terms.
@@ -332,7 +338,7 @@ impl KernelBuild {
                     }
                     v.push(Self::preprocess(k, io));
                     v.push(Self::convert(io));
-                    v.push(Self::dbias_reduce(io));
+                    v.push(Self::dbias_reduce(k, io));
                     v.push(Self::dsink_reduce(io));
                 }
                 KernelRole::DqGemm => v.push(Self::dq_gemm(k, io)),

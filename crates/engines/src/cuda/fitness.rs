@@ -101,9 +101,10 @@ fn assemble(build: &KernelBuild, arch: u32, dir: &Path, n: usize) -> Result<Ptxa
 }
 
 /// What makes two builds the same code: the file, its defines and its launch shape (the table
-/// entry's name is not compiled in). The auxiliary kernels (convert, the reductions) are the
-/// same build under every backward entry, and so is a preprocess kernel under entries with the
-/// same tiles: each is assembled once and checked against every entry it serves.
+/// entry's name is not compiled in). The auxiliary kernels (convert, the dSink reduction) are
+/// the same build under every backward entry, and so are a preprocess kernel and a dBias
+/// reduction under entries with the same tiles: each is assembled once and checked against
+/// every entry it serves.
 type BuildKey = (KernelFile, Vec<(&'static str, i64)>, u32, u32);
 
 /// Compiles every specialization of `configs` for `limits.arch` and returns (specializations

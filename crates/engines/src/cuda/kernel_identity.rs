@@ -112,6 +112,18 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
             let p = approved.problem();
             let from_ds = config.route == Some(Route::TwoKernel) && p.dbias && p.bias_broadcasts();
             assert_eq!(dbias_reduce.is_some(), from_ds, "{what}");
+            if let Some(reduce) = &dbias_reduce {
+                // It reads only the rows the main kernel's tiles walk: the same tiles.
+                assert_eq!(reduce.entry, Some(kernel.name), "{what}");
+                assert_eq!(
+                    define(reduce, "MAIN_BLOCK_Q"),
+                    Some(i64::from(kernel.block_q))
+                );
+                assert_eq!(
+                    define(reduce, "MAIN_BLOCK_KV"),
+                    Some(i64::from(kernel.block_kv))
+                );
+            }
             if from_ds {
                 assert_eq!(define(&main, "DBIAS_MODE"), Some(0), "{what}");
                 assert!(

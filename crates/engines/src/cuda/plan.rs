@@ -213,7 +213,7 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
         main: KernelBuild::bwd_main(main, io, features, route),
         convert: KernelBuild::convert(io),
         dq_gemm,
-        dbias_reduce: dbias_from_ds(p, route).then(|| KernelBuild::dbias_reduce(io)),
+        dbias_reduce: dbias_from_ds(p, route).then(|| KernelBuild::dbias_reduce(main, io)),
         dsink_reduce: p.dsink.then(|| KernelBuild::dsink_reduce(io)),
     })
 }
