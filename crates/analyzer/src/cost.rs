@@ -23,7 +23,9 @@
 //!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate times the wave utilisation of its
 //!   own grid, both halved for a causal mask and shrunk with a ragged node's fill (the GEMM
 //!   walks only the KV chunks the band and the sequence lengths leave its rows, dq_gemm.cu), and
-//!   takes off [`DQ_PRODUCT_SHARE`] of the compute term, the dQ product its main kernel skips.
+//!   takes off [`DQ_PRODUCT_SHARE`] of the compute term, the dQ product its main kernel skips;
+//!   a broadcast dBias adds the reduction's read of dS, halved and shrunk likewise
+//!   (dbias_reduce.cu reads only the rows the main kernel walked).
 //! - Rates: the target's mma.sync rate at [`SM120_EFFICIENCY`], times the wave utilisation of
 //!   the main kernel's grid (blocks / (waves x SMs x blocks per SM), blocks per SM from shared
 //!   memory, threads and registers per SM: the 8-warp backward kernels hold 256 registers per
@@ -328,9 +330,11 @@ pub fn estimate(
                 / bandwidth.max(1.0)
                 + gemm / (rate * gemm_utilization).max(1.0);
             seconds += TWO_KERNEL_PASS * pass - DQ_PRODUCT_SHARE * compute;
-            // A broadcast bias's dBias: the dS region read once more by dbias_reduce.cu.
+            // A broadcast bias's dBias: dbias_reduce.cu reads the dS region once more, only the
+            // rows the main kernel walked, so it shrinks like the main kernel's work too.
             if reduces_dbias(graph, node, shape) {
-                seconds += region_bytes(config, RegionKind::DScores) / bandwidth.max(1.0);
+                seconds +=
+                    region_bytes(config, RegionKind::DScores) * work_share / bandwidth.max(1.0);
             }
         }
         _ => {}
