@@ -72,15 +72,16 @@
 // plus f32 rows:
 //   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), P and dS BLOCK_Q x (BLOCK_KV+8) each (P's tile
 //   holds the staged bias until product 1; with V_REGS both reuse V's space, grown to hold
-//   them where they are larger (d64): V is read only into the registers), STAGES x Q BLOCK_Q x (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta
-//   2 x BLOCK_Q x 4 bytes (V_STAGED: no V region; P and dS their own). SPLIT_SDP: STAGES x (Q,
-//   dO, Stats, delta), P, dS and the bias tile, and the f32 P exchange, BLOCK_Q x BLOCK_KV x 4
-//   bytes; no K or V region (both staged). The table's entries
-//   (crates/analyzer/src/sm120/kernels.rs, smem_backward) give DQK = DV = 128, 32 x 128, V_REGS:
-//   96,000 B; DQK = DV = 64, 64 x 128, K_REGS, V_REGS: 81,408 B; DQK 192 / DV 128, 32 x 64,
-//   V_REGS: 77,568 B, all with two Q buffers; DQK = DV = 256, 32 x 64, V_STAGED: one Q buffer where the kernel
-//   computes dQ (atomic, relay), 77,056 B; on two_kernel (no dQ product) split by product
-//   (SPLIT_SDP), two Q and two dO buffers, 90,112 B (cap 101,376 B).
+//   them where they are larger (d64): V is read only into the registers), STAGES x Q BLOCK_Q x
+//   (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta 2 x BLOCK_Q x 4 bytes (V_STAGED: no V
+//   region; P and dS their own). SPLIT_SDP: STAGES x (Q, dO, Stats, delta), P, dS and the bias
+//   tile, and the f32 P exchange, BLOCK_Q x BLOCK_KV x 4 bytes; no K or V region (both
+//   staged). The table's entries (crates/analyzer/src/sm120/kernels.rs, smem_backward) give
+//   DQK = DV = 128, 32 x 128, V_REGS: 96,000 B; DQK = DV = 64, 64 x 128, K_REGS, V_REGS:
+//   81,408 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B, all with two Q buffers; DQK = DV =
+//   256, 32 x 64, V_STAGED: one Q buffer where the kernel computes dQ (atomic, relay),
+//   77,056 B; on two_kernel (no dQ product) split by product (SPLIT_SDP), two Q and two dO
+//   buffers, 90,112 B (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with

@@ -392,11 +392,11 @@ pub const KERNELS: &[KernelConfig] = &[
     // Tiles by envelope, within 101,376 B with rows padded: d64 64 x 128 (32 x 32 warp tiles in
     // S / dP and dK / dV) with K's and V's fragments in registers, so that product 1 streams
     // only Q and dO, and P / dS in V's region, grown to hold them (81,408 B; 0.95-0.99 of the
-    // time with both in shared memory on the no-bias d64 rows, H100 2026-12-05, call C of
+    // time of the same tile without them on the no-bias d64 rows, H100 2026-12-05, call C of
     // docs/gpu-runs/2026-12-05-d64; V alone spills on sm_120); d128 32 x 128 with V's fragments
-    // in registers, so that dP streams
-    // only dO and P / dS take V's space (64 x 64 with K and V in registers, measured on
-    // 2026-12-01, lost 7% on d128: a 64-row KV tile doubles the dQ reductions per FLOP);
+    // in registers, so that dP streams only dO and P / dS take V's space (64 x 64 with K and V
+    // in registers, measured on 2026-12-01, lost 7% on d128: a 64-row KV tile doubles the dQ
+    // reductions per FLOP);
     // 192/128 32 x 64, V in registers (K's 48 more registers would spill). Grids (sdp, dkv, dq)
     // are warps along each product's rows.
     backward(
