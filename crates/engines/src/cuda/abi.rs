@@ -17,6 +17,9 @@ pub(crate) const PRE_ROWS: u32 = 16;
 pub(crate) const PRE_WARPS: u32 = 4;
 /// Threads per convert block; the convert kernel walks its plane in grid-stride steps.
 pub(crate) const CONVERT_THREADS: u32 = 256;
+/// Elements a convert thread takes per step where rows allow 16-byte stores (convert.cu); the
+/// grid is sized for it.
+pub(crate) const CONVERT_VEC: u32 = 8;
 /// Most convert blocks along x: the kernel strides over what one launch's blocks do not cover.
 pub(crate) const CONVERT_MAX_BLOCKS_X: u32 = 65_535;
 
@@ -251,6 +254,7 @@ pub(crate) fn header() -> String {
         ("RIME_PRE_ROWS", u64::from(PRE_ROWS)),
         ("RIME_PRE_WARPS", u64::from(PRE_WARPS)),
         ("RIME_CONVERT_THREADS", u64::from(CONVERT_THREADS)),
+        ("RIME_CONVERT_VEC", u64::from(CONVERT_VEC)),
         ("RIME_DS_PITCH", DS_PITCH_COLUMNS),
         ("RIME_DQ_ROWS", u64::from(DQ_GEMM_ROWS)),
     ] {

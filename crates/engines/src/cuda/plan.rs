@@ -710,10 +710,12 @@ fn convert_grid(p: &ConvertParams, d0: u32) -> Result<(u32, u32, u32), EngineErr
 }
 
 /// Blocks along x of a grid-stride kernel over a plane of `plane` elements (convert.cu):
-/// enough to cover it, at least 1, at most [`CONVERT_MAX_BLOCKS_X`].
+/// enough to cover it at [`CONVERT_VEC`](super::abi::CONVERT_VEC) elements a thread, at least
+/// 1, at most [`CONVERT_MAX_BLOCKS_X`].
 fn plane_blocks(plane: u64) -> u32 {
+    let per_block = u64::from(super::abi::CONVERT_THREADS * super::abi::CONVERT_VEC);
     let blocks = plane
-        .div_ceil(u64::from(super::abi::CONVERT_THREADS))
+        .div_ceil(per_block)
         .clamp(1, u64::from(CONVERT_MAX_BLOCKS_X));
     u32::try_from(blocks).unwrap_or(CONVERT_MAX_BLOCKS_X)
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Device call V (prepared 2026-12-05, not run; carry .device): convert.cu 8 elements a step
-# (convert_vec.patch) against the tree it patches. rime_main is main (cargo build --release -p
+# Device call V (prepared 2026-12-05 evening, ran 19:20-19:29 UTC that night; carry .device):
+# convert.cu 8 elements a step (convert_vec.patch) against the tree it patches. rime_main is main (cargo build --release -p
 # rime-cli; strip; xz into .device/x/rime_main.xz), rime_cv the same tree with the patch.
 # Correctness first: every small-sweep case on the routes that run the convert kernel (atomic
 # and relay: dQ, a broadcast dBias's accumulator; ordered_dbias: its partials, parts > 1; the
