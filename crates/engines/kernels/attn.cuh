@@ -29,10 +29,19 @@ __device__ __forceinline__ int clamp_len(const TensorRef& t, int b, int max) {
 #define RAGGED 1
 #endif
 
+// Element offset idx * stride of an index below 2^32 (a batch, head, (batch, head) pair or row;
+// pass an int only where it is non-negative): widened as unsigned, the product is one 32 x
+// 64-bit multiply (IMAD.WIDE.U32 and one IMAD); widened as signed, the compiler sign-extends
+// and multiplies 64 x 64 bits. Modulo 2^64 both are the same product, so a negative stride
+// comes out right too.
+__device__ __forceinline__ i64 elem_off(u32 idx, i64 stride) {
+    return (i64)((u64)idx * (u64)stride);
+}
+
 // Element where batch b of tensor t starts: its validated ragged offset (THD; the host copied
 // the offsets into the workspace) or b times its batch stride.
 __device__ __forceinline__ i64 batch_base(const TensorRef& t, int b) {
-    return RAGGED && t.ragged ? ((const i64*)t.ragged)[b] : (i64)b * t.sb;
+    return RAGGED && t.ragged ? ((const i64*)t.ragged)[b] : elem_off(b, t.sb);
 }
 
 // Rows (tokens) of one batch that tensor t has memory for: a ragged sequence only its `len`
@@ -60,6 +69,23 @@ __device__ __forceinline__ bool rime_keep(int i, int j, int q, int kv, int shift
     if (has_right) keep = keep && j <= i + shift + right_bound;
     if (has_left) keep = keep && j > i + shift - left_bound;
     return keep;
+}
+
+// The same band as the columns [lo, hi) that query row i keeps (empty for a row at or past q),
+// so that a tile's masked elements are tested against two bounds found once per row. Two forms
+// of one rule because each compiles better where it is used (rime_keep through this spilled in
+// the d128 relay and d256 builds on sm_120); the host test band_ranges.rs checks that they
+// agree. (32-bit sums: with the bounds the analyzer keeps, i + shift + right_bound + 1 <=
+// 2^31 - 1, see above.)
+__device__ __forceinline__ void keep_cols_of_row(int i, int q, int kv, int shift, int has_right,
+                                                 int right_bound, int has_left, int left_bound,
+                                                 int& lo, int& hi) {
+    lo = 0;
+    hi = 0;
+    if (i >= q) return;
+    hi = kv;
+    if (has_right && i + shift + right_bound + 1 < hi) hi = i + shift + right_bound + 1;
+    if (has_left && i + shift - left_bound + 1 > lo) lo = i + shift - left_bound + 1;
 }
 
 // Tiles [t_begin, t_end) of `tile` elements that hold positions [begin, end) (none when the

@@ -198,8 +198,8 @@ __device__ __forceinline__ i64 block_base(const TensorRef& t, int slot, int b) {
 // Copies Q rows [q0, q0 + BLOCK_Q) of head h (cp.async; rows from q_rows on zero-filled).
 __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b, int q_rows,
                                             int h, int q0, int tid) {
-    const io_t* gQ =
-        (const io_t*)p.q.ptr + block_base(p.q, BASE_Q, b) + h * p.q.sh + q0 * p.q.ss;
+    const io_t* gQ = (const io_t*)p.q.ptr + block_base(p.q, BASE_Q, b) + elem_off(h, p.q.sh) +
+                     elem_off(q0, p.q.ss);
     load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true, true>(sQ, LD_QK, gQ, p.q.ss, q_rows - q0,
                                                             p.hd_qk, tid);
 }
@@ -209,17 +209,23 @@ __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b
 __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
                                              const AttnParams& p, int b, int q_rows, int h, int q0,
                                              int tid) {
-    const io_t* gdO =
-        (const io_t*)p.d_o.ptr + block_base(p.d_o, BASE_DO, b) + h * p.d_o.sh + q0 * p.d_o.ss;
+    const io_t* gdO = (const io_t*)p.d_o.ptr + block_base(p.d_o, BASE_DO, b) +
+                      elem_off(h, p.d_o.sh) + elem_off(q0, p.d_o.ss);
     load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true, true>(sdO, LD_V, gdO, p.d_o.ss, q_rows - q0,
                                                            p.hd_v, tid);
     const float* gLse =
         (const float*)p.stats.ptr + block_base(p.stats, BASE_STATS, b) + h * p.stats.sh;
     const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
-    for (int r = tid; r < BLOCK_Q; r += WARPS * 32) {
-        const bool in = q0 + r < q_rows;
-        cp_async_4(sLse + r, in ? gLse + (i64)(q0 + r) * p.stats.ss : gLse, in);
-        cp_async_4(sDelta + r, in ? gDelta + q0 + r : gDelta, in);
+    // One row per thread of the first BLOCK_Q: a loop over rows was unrolled into some 200
+    // instructions per step for the two warps that copy. (The bases as they are, the row's offset
+    // from elem_off: the other forms tried spilled in d128 or d192/128 builds on sm_120.)
+    static_assert(BLOCK_Q <= WARPS * 32, "one Stats / delta row per thread");
+    const int r = tid;
+    if (r < BLOCK_Q) {
+        const int i = q0 + r;
+        const bool in = i < q_rows;
+        cp_async_4(sLse + r, in ? gLse + elem_off(i, p.stats.ss) : gLse, in);
+        cp_async_4(sDelta + r, in ? gDelta + i : gDelta, in);
     }
 }
 
@@ -351,6 +357,11 @@ __device__ __forceinline__ void load_bias_tile(io_t* sB, const AttnParams& p, in
 }
 #endif
 
+// The masked softmax (a tile that crosses a mask edge) tests each element against its row's
+// kept columns, found once per row (keep_cols_of_row), where the registers allow it: with it, the
+// relay builds and those past (128, 128) spilled on sm_120, so they test the band per element.
+#define ROW_RANGE_MASK (DQ_ROUTE != 1 && HEAD_DIM_QK <= 128)
+
 #define SDP_MI (SDP_M / 16)
 #define SDP_NJ (SDP_N / 8)
 
@@ -455,23 +466,37 @@ __device__ __forceinline__ void softmax_vjp(float (*s)[SDP_NJ][4], float (*dp)[S
             const int i = i0 + mi * 16 + g + 8 * r;
             const float lse_log2 = sLse[il] * RIME_LOG2E;
             const float delta = WITH_DS ? sDelta[il] : 0.f;
+            // ROW_RANGE_MASK: the row's kept columns, relative to the lane's first (element
+            // (nj, c) is column 8 nj + c of them), two compares per element instead of the band
+            // per element.
+            int lo = 0, hi = 0;
+            if (MASKED && ROW_RANGE_MASK) {
+                keep_cols_of_row(i, L.q, L.kv, L.shift, p.has_right, p.right_bound, p.has_left,
+                                 p.left_bound, lo, hi);
+                lo -= j0 + 2 * t;
+                hi -= j0 + 2 * t;
+            }
 #pragma unroll
             for (int nj = 0; nj < SDP_NJ; ++nj) {
 #pragma unroll
                 for (int c = 0; c < 2; ++c) {
                     const int e = 2 * r + c;
-                    const int j = j0 + nj * 8 + 2 * t + c;
                     float v = s[mi][nj][e] * scale_log2 - lse_log2;
 #if HAS_BIAS
                     v += io_to_f32(sB[il * LD_S + jl0 + nj * 8 + 2 * t + c]) * RIME_LOG2E;
 #endif
 #if HAS_ALIBI
-                    v += alibi_log2 * (float)(j - i);
+                    v += alibi_log2 * (float)(j0 + nj * 8 + 2 * t + c - i);
 #endif
                     v = rime_exp2(v);
-                    if (MASKED && !rime_keep(i, j, L.q, L.kv, L.shift, p.has_right,
-                                             p.right_bound, p.has_left, p.left_bound))
-                        v = 0.f;
+                    if (MASKED) {
+                        const int j = j0 + nj * 8 + 2 * t + c;
+                        const bool keep = ROW_RANGE_MASK
+                                              ? nj * 8 + c >= lo && nj * 8 + c < hi
+                                              : rime_keep(i, j, L.q, L.kv, L.shift, p.has_right,
+                                                          p.right_bound, p.has_left, p.left_bound);
+                        if (!keep) v = 0.f;
+                    }
                     s[mi][nj][e] = v;
                     if (WITH_DS) dp[mi][nj][e] = ds_of(v, dp[mi][nj][e], delta);
                 }
@@ -953,23 +978,39 @@ rime_bwd_main(const AttnParams p) {
         __syncthreads();  // our turn: earlier KV tiles' adds to this Q tile are visible
 #endif
         {
-            float* gdQ = (float*)p.dq_accum + ((i64)b * p.hq + h) * p.sq * p.hd_qk;
+            float* gdQ = (float*)p.dq_accum + elem_off((u32)b * p.hq + h, (i64)p.sq * p.hd_qk);
             // Lanes t and t ^ 1 swap half their fragment: an even lane then holds 4 consecutive
             // columns of row g, an odd lane those of row g + 8, added with one 16-byte reduction.
             const bool odd = t & 1;
 #pragma unroll
             for (int mi = 0; mi < DQ_M / 16; ++mi) {
                 const int i = q0 + q_il0 + mi * 16 + g + (odd ? 8 : 0);
+                // Every block's swap first (the shuffles need the whole warp), in place: a[0..3]
+                // become the 4 columns the lane adds.
 #pragma unroll
                 for (int nt = 0; nt < DQ_N / 8; ++nt) {
-                    const int d = q_d0 + nt * 8;
-                    if (d >= p.hd_qk) break;  // padded head-dim columns (warp-uniform)
-                    const float* a = dq[mi][nt];
+                    float* a = dq[mi][nt];
                     const float x0 = rime_shfl_xor(odd ? a[0] : a[2], 1);
                     const float x1 = rime_shfl_xor(odd ? a[1] : a[3], 1);
-                    if (i < p.sq)
-                        red_add_f32x4(gdQ + (i64)i * p.hd_qk + d + (t & 2) * 2, odd ? x0 : a[0],
-                                      odd ? x1 : a[1], odd ? a[2] : x0, odd ? a[3] : x1);
+                    if (odd) {
+                        a[0] = x0;
+                        a[1] = x1;
+                    } else {
+                        a[2] = x0;
+                        a[3] = x1;
+                    }
+                }
+                // Then one row test and one address for the row's blocks (block nt: 8 nt columns
+                // on). Tested per block, the address was rebuilt from (b, h, i) under each test.
+                if (i < p.sq) {
+                    float* row = gdQ + elem_off(i, p.hd_qk) + q_d0 + (t & 2) * 2;
+#pragma unroll
+                    for (int nt = 0; nt < DQ_N / 8; ++nt) {
+                        // Padded head-dim columns (the envelope's past hd_qk) are not stored.
+                        if (q_d0 + nt * 8 < p.hd_qk)
+                            red_add_f32x4(row + nt * 8, dq[mi][nt][0], dq[mi][nt][1],
+                                          dq[mi][nt][2], dq[mi][nt][3]);
+                    }
                 }
             }
         }

@@ -309,7 +309,8 @@ __device__ __forceinline__ void load_tile(io_t* s, int ld, const io_t* g, i64 st
         int col = (int)((unsigned)tid % kChunksPerRow) * 8;
         asm volatile("" : "+r"(r0), "+r"(col), "+l"(stride));
         const bool col_ok = col < valid_cols;
-        const io_t* src = g + (i64)r0 * stride + col;
+        // (u32: a zero-extended row times the stride is a 32 x 64-bit multiply; see elem_off)
+        const io_t* src = g + (i64)(u32)r0 * stride + col;
         const i64 step = (i64)kRowsPerStep * stride;
         io_t* dst = s + r0 * ld + col;
 #pragma unroll(UNROLLED ? kSteps : 1)

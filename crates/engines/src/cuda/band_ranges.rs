@@ -42,6 +42,15 @@ static bool keep(const AttnParams& p, const SeqLens& L, int i, int j) {
                      p.left_bound);
 }
 
+// The band as a column range per row (the backward's masked softmax), which must keep what
+// rime_keep keeps.
+static bool keep_by_row(const AttnParams& p, const SeqLens& L, int i, int j) {
+    int lo, hi;
+    keep_cols_of_row(i, L.q, L.kv, L.shift, p.has_right, p.right_bound, p.has_left,
+                     p.left_bound, lo, hi);
+    return j >= lo && j < hi;
+}
+
 // The forward (rows = its Q tile) and the dQ GEMM (rows = RIME_DQ_ROWS) walk kv_range_of.
 static void check_kv_range(Sweep& s, const char* name, const AttnParams& p, const SeqLens& L,
                            int rows) {
@@ -49,9 +58,12 @@ static void check_kv_range(Sweep& s, const char* name, const AttnParams& p, cons
         int jb, je;
         kv_range_of(p, L, m0, rows, jb, je);
         for (int i = m0; i < m0 + rows && i < p.sq; ++i)
-            for (int j = 0; j < p.skv; ++j)
+            for (int j = 0; j < p.skv; ++j) {
+                if (keep(p, L, i, j) != keep_by_row(p, L, i, j))
+                    fail(s, name, p, L, "keep_cols_of_row differs from rime_keep", i, j);
                 if (keep(p, L, i, j) && (j < jb || j >= je))
                     fail(s, name, p, L, "kept, not in kv_range_of", i, j);
+            }
     }
 }
 
