@@ -82,6 +82,14 @@
 //! taken ([`DQ_REDUCTION_COST`] anywhere in 0.3-0.5 gives the same). Of the other 6 rows, 5
 //! lose 0.2-3.5%, and the thd suite's causal d64 row loses 10% (atomic at 1.10x two_kernel's
 //! time): no setting of these terms moves it without losing others.
+//!
+//! Checked again (an H100, 2026-12-05 22:36-22:40 UTC, calls Y1-Y2 of
+//! docs/gpu-runs/2026-12-05-addr: the same routes and suites after the dQ convert's and the
+//! main kernel's instruction cuts, atomic 3-5% faster, two_kernel 1%, and 192/128's two dO
+//! buffers): 89 of the 95 rows rank the fastest first with these constants, and no point of
+//! the grid two_kernel's pass 0.35-0.7 x saving 0.1-0.3 x [`DQ_REDUCTION_COST`] 0.25-0.45
+//! ranks more (0.5 / 0.2 / 0.35 among the 89s), so they stay. The misses are now two causal
+//! biased rows (two_kernel where atomic runs 1.044x and 1.078x faster) and four within 3%.
 
 use rime_graph::{Graph, Node, Port, SdpaShape};
 

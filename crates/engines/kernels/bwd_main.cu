@@ -56,12 +56,15 @@
 // like Q (their next tiles are copied from the start of a step: no third barrier), and the bias
 // tile its own buffer.
 //
-// Pipelining: STAGES Q buffers (1 or 2) and one dO / Stats / delta buffer (SPLIT_SDP: STAGES
-// of each, refilled as the step starts, and the bias tile, in its own buffer, once every warp is
-// past the softmax: two barriers per step). With two, the next step's Q is copied (cp.async)
-// into the other buffer as soon as the step starts; the next dO once every warp is past dV, so
-// that copy overlaps dK, dQ and the reductions (with one Q buffer, the next Q follows once
-// every warp is past dK). Three barriers per step (four with one Q buffer).
+// Pipelining: STAGES Q buffers (1 or 2) and DO_BUFS dO / Stats / delta buffers (1, or 2 with
+// two Q buffers; SPLIT_SDP: STAGES of each, and the bias tile in its own buffer, refilled once
+// every warp is past the softmax: two barriers per step). With two Q buffers, the next step's Q
+// is copied (cp.async) into the other buffer as soon as the step starts; with two dO buffers
+// the next dO, Stats and delta too, so that their copy overlaps the whole step and, without a
+// bias, the barrier after dV goes (two per step). With one dO buffer the next dO follows once
+// every warp is past dV, so that copy overlaps dK, dQ and the reductions (with one Q buffer,
+// the next Q follows once every warp is past dK). Three barriers per step (four with one Q
+// buffer).
 // The bias tile of the next step is staged in sP (cp.async) once every warp is past dV, so that
 // its load overlaps dK, dQ and the reductions; product 1 reads it from there.
 // dQ partial sums leave as 16-byte vector reductions (sm_90+; neighbouring lanes swap halves of
@@ -73,12 +76,14 @@
 //   K BLOCK_KV x (DQK+8), V BLOCK_KV x (DV+8), P and dS BLOCK_Q x (BLOCK_KV+8) each (P's tile
 //   holds the staged bias until product 1; with V_REGS both reuse V's space, grown to hold
 //   them where they are larger (d64): V is read only into the registers), STAGES x Q BLOCK_Q x
-//   (DQK+8), dO BLOCK_Q x (DV+8), Stats and delta 2 x BLOCK_Q x 4 bytes (V_STAGED: no V
-//   region; P and dS their own). SPLIT_SDP: STAGES x (Q, dO, Stats, delta), P, dS and the bias
+//   (DQK+8), DO_BUFS x (dO BLOCK_Q x (DV+8), Stats and delta 2 x BLOCK_Q x 4 bytes) (V_STAGED:
+//   no V region; P and dS their own). SPLIT_SDP: STAGES x (Q, dO, Stats, delta), P, dS and the bias
 //   tile, and the f32 P exchange, BLOCK_Q x BLOCK_KV x 4 bytes; no K or V region (both
 //   staged). The table's entries (crates/analyzer/src/sm120/kernels.rs, smem_backward) give
-//   DQK = DV = 128, 32 x 128, V_REGS: 96,000 B; DQK = DV = 64, 64 x 128, K_REGS, V_REGS:
-//   81,408 B; DQK 192 / DV 128, 32 x 64, V_REGS: 77,568 B, all with two Q buffers; DQK = DV =
+//   DQK = DV = 128, 32 x 128, V_REGS: 96,000 B (one dO buffer: a second would not fit);
+//   DQK = DV = 64, 64 x 128, K_REGS, V_REGS: 81,408 B (one: with two, the ragged ALiBi + bias
+//   two_kernel builds spilled 4-8 B on sm_120); DQK 192 / DV 128, 32 x 64, V_REGS: 86,528 B
+//   (two dO buffers), all with two Q buffers; DQK = DV =
 //   256, 32 x 64, V_STAGED: one Q buffer where the kernel computes dQ (atomic, relay),
 //   77,056 B; on two_kernel (no dQ product) split by product (SPLIT_SDP), two Q and two dO
 //   buffers, 90,112 B (cap 101,376 B).
@@ -87,8 +92,8 @@
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
 // the actual p.hd_qk columns.
 //
-// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, WM_SDP, WM_DKV, WM_DQ,
-// K_REGS, V_REGS, V_STAGED, SPLIT_SDP, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE,
+// Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, DO_BUFS, WM_SDP, WM_DKV,
+// WM_DQ, K_REGS, V_REGS, V_STAGED, SPLIT_SDP, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE,
 // KV_MAJOR, SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
@@ -110,8 +115,8 @@
 #else
 #define BWD_SMEM                                                                          \
     (2 * (BLOCK_KV * LD_QK + V_REGION + (PS_IN_V ? 0 : 2 * BLOCK_Q * LD_S) +              \
-          STAGES * BLOCK_Q * LD_QK + BLOCK_Q * LD_V) +                                     \
-     8 * BLOCK_Q)
+          STAGES * BLOCK_Q * LD_QK + DO_BUFS * BLOCK_Q * LD_V) +                           \
+     8 * DO_BUFS * BLOCK_Q)
 #endif
 
 // The warps product 1 is split over: all of them, or (SPLIT_SDP) each half, S on one, dP on the
@@ -132,6 +137,8 @@ static_assert(DKV_M % 16 == 0 && DK_N % 16 == 0 && DV_N % 16 == 0, "dK / dV warp
 static_assert(DQ_M % 16 == 0 && DQ_N % 16 == 0, "dQ warp tile");
 static_assert(BLOCK_Q % 16 == 0 && BLOCK_KV % 16 == 0, "tile shapes");
 static_assert(STAGES == 1 || STAGES == 2, "one or two Q buffers");
+static_assert(DO_BUFS == 1 || (DO_BUFS == 2 && STAGES == 2), "two dO buffers go with two Q's");
+static_assert(!SPLIT_SDP || DO_BUFS == STAGES, "split: as many dO buffers as Q buffers");
 static_assert(BWD_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the engine's table");
 static_assert(!V_STAGED || (V_REGS && BLOCK_KV * LD_V <= STAGES * BLOCK_Q * LD_QK + BLOCK_Q * LD_V),
               "a staged V is held in registers and fits the Q and dO buffers");
@@ -647,11 +654,11 @@ rime_bwd_main(const AttnParams p) {
     io_t* sP = PS_IN_V ? sVr : sVr + V_REGION;        // BLOCK_Q x LD_S
     io_t* sdS = sP + BLOCK_Q * LD_S;                  // BLOCK_Q x LD_S
     io_t* sQ = sVr + V_REGION + (PS_IN_V ? 0 : 2 * BLOCK_Q * LD_S);  // STAGES x BLOCK_Q x LD_QK
-    io_t* sdO = sQ + STAGES * kQBuf;                  // BLOCK_Q x LD_V
+    io_t* sdO = sQ + STAGES * kQBuf;                  // DO_BUFS x BLOCK_Q x LD_V
     io_t* sV = V_STAGED ? sQ : sVr;                   // where V lands (staged: Q's buffers on)
     io_t* sBias = sP;                                 // the bias tile waits in P's
-    float* sLse = (float*)(sdO + kDoBuf);             // BLOCK_Q
-    float* sDelta = sLse + BLOCK_Q;
+    float* sLse = (float*)(sdO + DO_BUFS * kDoBuf);   // DO_BUFS x BLOCK_Q
+    float* sDelta = sLse + DO_BUFS * BLOCK_Q;
 #endif
 
     const int tid = threadIdx.x;
@@ -809,13 +816,13 @@ rime_bwd_main(const AttnParams p) {
         const int next_m = wraps ? m_begin : m + 1;
         const int next_h = kvh * group + next_hh;
         const int next_q0 = next_m * BLOCK_Q;
-        // This step's Q buffer and its byte offset from buffer 0 (SPLIT_SDP: the same for dO,
+        // This step's Q buffer and its byte offset from buffer 0 (DO_BUFS 2: the same for dO,
         // Stats and delta, which otherwise have one).
         const int cur = STAGES == 2 ? (step & 1) : 0;
         const int q_off = cur * 2 * kQBuf;
-        const int do_off = SPLIT_SDP ? cur * 2 * kDoBuf : 0;
-        const float* lse = sLse + (SPLIT_SDP ? cur * BLOCK_Q : 0);
-        const float* delta = sDelta + (SPLIT_SDP ? cur * BLOCK_Q : 0);
+        const int do_off = DO_BUFS == 2 ? cur * 2 * kDoBuf : 0;
+        const float* lse = sLse + (DO_BUFS == 2 ? cur * BLOCK_Q : 0);
+        const float* delta = sDelta + (DO_BUFS == 2 ? cur * BLOCK_Q : 0);
         const int i0 = q0 + s_il0;  // this warp's first query row and KV column of S / dP
         const int j0 = n0 + s_jl0;
 #if DQ_ROUTE == 1
@@ -835,9 +842,9 @@ rime_bwd_main(const AttnParams p) {
         __syncthreads();  // this step's Q / dO / Stats / delta have landed; sP / sdS are free
 #if STAGES == 2
         // Every warp has finished the previous step: its Q buffer takes the next step's Q (and
-        // with SPLIT_SDP its dO buffer the next dO, Stats and delta).
+        // with DO_BUFS 2 its dO buffer the next dO, Stats and delta).
         if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, Q_ROWS(L), next_h, next_q0, tid);
-#if SPLIT_SDP
+#if DO_BUFS == 2
         if (has_next)
             load_do_tile(sdO + (cur ^ 1) * kDoBuf, sLse + (cur ^ 1) * BLOCK_Q,
                          sDelta + (cur ^ 1) * BLOCK_Q, p, b, Q_ROWS(L), next_h, next_q0, tid);
@@ -933,11 +940,16 @@ rime_bwd_main(const AttnParams p) {
         __syncthreads();  // P and dS complete in shared memory
 
         // Product 2: dV += P^T dO, then (once every warp is past dO, Stats and delta, which
-        // then take the next step's) dK += dS^T Q over the Q tile's rows.
+        // then take the next step's, unless DO_BUFS 2 copied them as the step started, and past
+        // P, whose space takes the next bias tile) dK += dS^T Q over the Q tile's rows.
         warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_V>(dv, at_p,
                                                                               bt_do + do_off);
+#if DO_BUFS == 1 || HAS_BIAS
         __syncthreads();
+#endif
+#if DO_BUFS == 1
         if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), next_h, next_q0, tid);
+#endif
 #if HAS_BIAS
         if (has_next) load_bias_tile(sBias, p, b, next_h, next_q0, n0, tid);
 #endif

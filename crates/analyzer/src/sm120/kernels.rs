@@ -126,6 +126,11 @@ pub struct BwdLayout {
     /// often; an S warp hands its f32 P to its dP warp through shared memory. dO, Stats and
     /// delta get two buffers like Q, the bias tile its own ([`smem_backward_split`]).
     pub split: bool,
+    /// Buffers of the streamed dO tile and its Stats and delta rows: 1, or 2 (with two Q
+    /// buffers), when the next step's dO is copied as the step starts, like its Q, instead of
+    /// once every warp is past dV (one barrier fewer a step without a bias; `double_do` in
+    /// the table). A split layout always has as many as Q buffers.
+    pub do_buffers: u32,
 }
 
 impl BwdLayout {
@@ -187,12 +192,13 @@ pub const SMEM_ROW_PAD: u32 = 8;
 
 /// Backward main kernel: resident K and V tiles, the P and dS tiles (`[q][kv]`, io type; in V's
 /// space when `v_regs`, where V is read only into registers), `stages` buffers of the streamed
-/// Q tile, one of dO and one f32 row each of LSE and delta; rows padded. With `v_staged` V
-/// passes through the Q and dO buffers (which must hold it) and P and dS have their own space.
+/// Q tile, `do_buffers` of dO and of the f32 rows of LSE and delta; rows padded. With
+/// `v_staged` V passes through the Q and dO buffers (which must hold it) and P and dS have
+/// their own space.
 pub const fn smem_backward(
     (bq, bkv): (u32, u32),
     (dqk, dv): (u32, u32),
-    stages: u32,
+    (stages, do_buffers): (u32, u32),
     (v_regs, v_staged): (bool, bool),
 ) -> u32 {
     let p = SMEM_ROW_PAD;
@@ -207,7 +213,8 @@ pub const fn smem_backward(
     } else {
         v
     };
-    IO_BYTES * (bkv * (dqk + p) + v_and_ps + stages * bq * (dqk + p) + bq * (dv + p)) + 4 * 2 * bq
+    IO_BYTES * (bkv * (dqk + p) + v_and_ps + stages * bq * (dqk + p) + do_buffers * bq * (dv + p))
+        + 4 * 2 * do_buffers * bq
 }
 
 /// Backward main kernel split by product ([`BwdLayout::split`]): `stages` buffers each of Q,
@@ -253,7 +260,9 @@ const HALF: &[DataType] = &[DataType::F16, DataType::Bf16];
 const fn smem_bytes(role: KernelRole, bq: u32, bkv: u32, dqk: u32, dv: u32, stages: u32) -> u32 {
     match role {
         KernelRole::Forward => smem_forward(bq, bkv, dqk, dv, stages),
-        KernelRole::BackwardMain => smem_backward((bq, bkv), (dqk, dv), stages, (false, false)),
+        KernelRole::BackwardMain => {
+            smem_backward((bq, bkv), (dqk, dv), (stages, 1), (false, false))
+        }
         KernelRole::DqGemm => smem_dq_gemm(bq, bkv, dqk, stages),
     }
 }
@@ -319,8 +328,25 @@ const fn backward(
         v_regs,
         v_staged,
         split: false,
+        do_buffers: 1,
     });
-    k.smem_bytes = smem_backward(tiles, dims, stages, (v_regs, v_staged));
+    k.smem_bytes = smem_backward(tiles, dims, (stages, 1), (v_regs, v_staged));
+    k
+}
+
+/// [`backward`] (two Q buffers, not split) with two dO / Stats / delta buffers
+/// ([`BwdLayout::do_buffers`]), its shared memory by [`smem_backward`].
+const fn double_do(mut k: KernelConfig) -> KernelConfig {
+    if let Some(mut l) = k.layout {
+        l.do_buffers = 2;
+        k.layout = Some(l);
+        k.smem_bytes = smem_backward(
+            (k.block_q, k.block_kv),
+            (k.head_dim_qk, k.head_dim_v),
+            (k.stages, 2),
+            (l.v_regs, l.v_staged),
+        );
+    }
     k
 }
 
@@ -329,6 +355,7 @@ const fn backward(
 const fn split_by_product(mut k: KernelConfig) -> KernelConfig {
     if let Some(mut l) = k.layout {
         l.split = true;
+        l.do_buffers = k.stages;
         k.layout = Some(l);
         k.smem_bytes = smem_backward_split(
             (k.block_q, k.block_kv),
@@ -397,8 +424,13 @@ pub const KERNELS: &[KernelConfig] = &[
     // in registers, so that dP streams only dO and P / dS take V's space (64 x 64 with K and V
     // in registers, measured on 2026-12-01, lost 7% on d128: a 64-row KV tile doubles the dQ
     // reductions per FLOP);
-    // 192/128 32 x 64, V in registers (K's 48 more registers would spill). Grids (sdp, dkv, dq)
-    // are warps along each product's rows.
+    // 192/128 32 x 64, V in registers (K's 48 more registers would spill), with two dO / Stats
+    // / delta buffers (`double_do`: the next dO is copied as the step starts, like the next Q,
+    // and without a bias one barrier a step goes; 0.93 of the time on the standard suite's
+    // no-bias 192/128 rows, H100 2026-12-05, call Z1 of docs/gpu-runs/2026-12-05-addr). d128
+    // has no room for a second dO buffer (104,960 B); on d64 (91,136 B) the ragged ALiBi + bias
+    // two_kernel builds spilled 4-8 B on sm_120 with it. Grids (sdp, dkv, dq) are warps along
+    // each product's rows.
     backward(
         "bwd_d64_64x128_v2",
         (64, 64),
@@ -417,7 +449,7 @@ pub const KERNELS: &[KernelConfig] = &[
         (1, 4, 2),
         (false, true, false),
     ),
-    backward(
+    double_do(backward(
         "bwd_d192v128_32x64_v2",
         (192, 128),
         (32, 64),
@@ -425,7 +457,7 @@ pub const KERNELS: &[KernelConfig] = &[
         256,
         (2, 2, 2),
         (false, true, false),
-    ),
+    )),
     // d256: 32 x 64 (FROST's d256 tile; V in registers), with V staged through the Q and dO
     // buffers so that it needs no space of its own: K 64 x 264, P and dS 32 x 72 each, Q and dO
     // 32 x 264 each. The 64-row KV tile halves the Q / dO traffic and the atomic route's dQ
@@ -750,11 +782,11 @@ mod tests {
             assert!(KERNELS.iter().all(|o| o.name != k.name));
         }
         assert_eq!(
-            smem_backward((32, 128), (128, 128), 2, (false, false)),
+            smem_backward((32, 128), (128, 128), (2, 1), (false, false)),
             113_408
         );
         assert_eq!(
-            smem_backward((32, 128), (192, 128), 2, (false, false)),
+            smem_backward((32, 128), (192, 128), (2, 1), (false, false)),
             137_984
         );
     }
@@ -784,21 +816,40 @@ mod tests {
             assert_eq!(by_route(route, 256, 256), Some("bwd_d256_32x64_v2"));
         }
         assert_eq!(by_route(Route::TwoKernel, 128, 128), pick(128, 128));
-        assert_eq!(smem_backward((32, 64), (256, 256), 2, (true, true)), 93_952);
+        assert_eq!(
+            smem_backward((32, 64), (256, 256), (2, 1), (true, true)),
+            93_952
+        );
         assert_eq!(smem_backward_split((32, 64), (256, 256), 2), 90_112);
         assert_eq!(
-            smem_backward((32, 128), (128, 128), 2, (true, false)),
+            smem_backward((32, 128), (128, 128), (2, 1), (true, false)),
             96_000
         );
         assert_eq!(
-            smem_backward((64, 128), (64, 64), 2, (false, false)),
+            smem_backward((64, 128), (64, 64), (2, 1), (false, false)),
             99_840
         );
         assert_eq!(
-            smem_backward((32, 64), (192, 128), 2, (true, false)),
+            smem_backward((32, 64), (192, 128), (2, 1), (true, false)),
             77_568
         );
-        assert_eq!(smem_backward((64, 32), (256, 256), 1, (true, true)), 95_232);
+        // Two dO / Stats / delta buffers: one more 32 x 136 dO tile and two f32 rows.
+        assert_eq!(
+            smem_backward((32, 64), (192, 128), (2, 2), (true, false)),
+            77_568 + 2 * 32 * 136 + 8 * 32
+        );
+        let d192 = select(KernelRole::BackwardMain, 192, 128)
+            .and_then(|k| k.layout)
+            .expect("d192");
+        assert_eq!(d192.do_buffers, 2);
+        let split = select_main(Route::TwoKernel, 256, 256)
+            .and_then(|k| k.layout)
+            .expect("split");
+        assert_eq!(split.do_buffers, 2);
+        assert_eq!(
+            smem_backward((64, 32), (256, 256), (1, 1), (true, true)),
+            95_232
+        );
         assert_eq!(smem_forward(64, 64, 256, 256, 1), 101_376);
         assert_eq!(smem_forward(64, 64, 128, 128, 1), 52_224);
     }

@@ -575,38 +575,42 @@ mod tests {
             .collect()
     }
 
-    /// The one row where the model's first route is more than 4% slower than the fastest in R7,
-    /// and its bound: atomic at 1.101x two_kernel's time. Why the model misjudges it is not
-    /// settled; no setting of the two_kernel terms moved it without losing other rows.
-    const SLOWER_FIRST: (&str, f64) = (
-        "b8 h16/16 thd[512+1531+777+2048+613+1024+919+768] d64 bias=none causal bf16",
-        1.11,
-    );
+    /// The rows where the model's first route is more than 4% slower than the fastest in calls
+    /// Y1-Y2, and their bounds: two_kernel at 1.078x and 1.044x atomic's time, both causal with
+    /// a bias. No setting of the two_kernel and atomic terms on the grid of the fit moved them
+    /// without losing other rows (in R7, the rows before Y1-Y2, the one such row was the thd
+    /// suite's causal d64 row, atomic at 1.101x; it now ranks its fastest route first).
+    const SLOWER_FIRST: &[(&str, f64)] = &[
+        ("b8 h16/16 s1024x1024 d64 bias=batch causal bf16", 1.08),
+        ("b1 h16/16 s8192x8192 d128 bias=broadcast causal bf16", 1.05),
+    ];
 
-    /// The cost model's first route against every route timed in one call (call R7 of
-    /// docs/gpu-runs/2026-12-05-d256, 2026-12-05 on an H100, the only machine lent; ranked for
-    /// the `h100` profile): `rime bench --route R` for atomic and two_kernel on the standard,
-    /// sinks, thd and d256 suites, relay on standard and thd. On every row with two or more
-    /// routes timed, the first route must be a timed one, the fastest on all but 6 rows, and
-    /// within 4% of the fastest except on the one row of [`SLOWER_FIRST`].
-    /// The model before R7 (0.4 of the dQ pass, charged in full whatever the band) ranked the
-    /// fastest first on 75 of these rows and lost up to 1.77x (the deterministic thd rows on
-    /// relay; checked); the previous test held it to the H200 timings of 2026-12-04 (call C
-    /// there), taken before the dQ GEMM walked only the band.
+    /// The cost model's first route against every route timed in one call pair (calls Y1 and
+    /// Y2 of docs/gpu-runs/2026-12-05-addr, 2026-12-05 on an H100, the kernels of 3ede05e with
+    /// the 192/128 kernel's two dO buffers; ranked for the `h100` profile): `rime bench --route
+    /// R` for atomic and two_kernel on the standard, sinks, thd and d256 suites, relay on
+    /// standard and thd. On every row with two or more routes timed, the first route must be a
+    /// timed one, the fastest on all but 6 rows, and within 4% of the fastest except on the rows
+    /// of [`SLOWER_FIRST`]. The constants were fitted on call R7 of docs/gpu-runs/2026-12-05-d256
+    /// (the kernels before the dQ convert's and the main kernel's instruction cuts); on Y1-Y2
+    /// they rank the fastest first on 89 rows as they did there, and no point of the grid
+    /// around them (two_kernel's pass 0.35-0.7, its saving 0.1-0.3, the dQ reductions
+    /// 0.25-0.45) on more. The model before R7 ranked 75 of R7's rows fastest first and lost
+    /// up to 1.77x (the deterministic thd rows on relay).
     #[test]
     fn route_choice_follows_the_timings_of_every_suite() {
         let runs = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/gpu-runs/2026-12-05-d256"
+            "/../../docs/gpu-runs/2026-12-05-addr"
         );
         let target = rime_analyzer::Target::by_name("h100").expect("profile");
         let (mut rows, mut deterministic, mut fastest_first) = (0, 0, 0);
         // Per suite, its recorded runs: `<call>/<suite>_<route>` ran that route on every row.
         for (suite, runs_of_suite) in [
-            ("standard", &["R7/atomic", "R7/two_kernel", "R7/relay"][..]),
-            ("sinks", &["R7/atomic", "R7/two_kernel"][..]),
-            ("thd", &["R7/atomic", "R7/two_kernel", "R7/relay"][..]),
-            ("d256", &["R7/atomic", "R7/two_kernel"][..]),
+            ("standard", &["Y1/atomic", "Y1/two_kernel", "Y1/relay"][..]),
+            ("sinks", &["Y2/atomic", "Y2/two_kernel"][..]),
+            ("thd", &["Y2/atomic", "Y2/two_kernel", "Y2/relay"][..]),
+            ("d256", &["Y2/atomic", "Y2/two_kernel"][..]),
         ] {
             let mut times: std::collections::BTreeMap<String, Vec<(String, f64)>> =
                 Default::default();
@@ -636,11 +640,10 @@ mod tests {
                     .find(|(r, _)| r == first.name())
                     .map(|(_, ms)| *ms)
                     .unwrap_or_else(|| panic!("{}: {first:?} not timed", c.name()));
-                let bound = if c.name() == SLOWER_FIRST.0 {
-                    SLOWER_FIRST.1
-                } else {
-                    1.04
-                };
+                let bound = SLOWER_FIRST
+                    .iter()
+                    .find(|(name, _)| *name == c.name())
+                    .map_or(1.04, |(_, bound)| *bound);
                 assert!(
                     chosen <= bound * fastest,
                     "{}: {} at {chosen} ms, the fastest {timed:?}",

@@ -215,6 +215,7 @@ impl KernelBuild {
                 ("V_REGS", i64::from(l.v_regs)),
                 ("V_STAGED", i64::from(l.v_staged)),
                 ("SPLIT_SDP", i64::from(l.split)),
+                ("DO_BUFS", l.do_buffers.into()),
             ]);
         }
         b

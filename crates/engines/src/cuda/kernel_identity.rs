@@ -49,6 +49,7 @@ fn assert_built_from(build: &KernelBuild, k: &KernelConfig, what: &str) {
             ("V_REGS", u32::from(l.v_regs)),
             ("V_STAGED", u32::from(l.v_staged)),
             ("SPLIT_SDP", u32::from(l.split)),
+            ("DO_BUFS", l.do_buffers),
         ] {
             assert_eq!(
                 define(build, name),
