@@ -428,9 +428,10 @@ pub const KERNELS: &[KernelConfig] = &[
     // / delta buffers (`double_do`: the next dO is copied as the step starts, like the next Q,
     // and without a bias one barrier a step goes; 0.93 of the time on the standard suite's
     // no-bias 192/128 rows, H100 2026-12-05, call Z1 of docs/gpu-runs/2026-12-05-addr). d128
-    // has no room for a second dO buffer (104,960 B); on d64 (91,136 B) the ragged ALiBi + bias
-    // two_kernel builds spilled 4-8 B on sm_120 with it. Grids (sdp, dkv, dq) are warps along
-    // each product's rows.
+    // has no room for a second dO buffer (104,960 B), and with V staged through the Q and dO
+    // buffers to make room (87,552 B) 14 biased builds spilled 4-12 B on sm_120; on d64
+    // (91,136 B) the ragged ALiBi + bias two_kernel builds spilled 4-8 B. Grids (sdp, dkv, dq)
+    // are warps along each product's rows.
     backward(
         "bwd_d64_64x128_v2",
         (64, 64),
