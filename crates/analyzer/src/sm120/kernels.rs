@@ -330,40 +330,48 @@ const fn backward(
         split: false,
         do_buffers: 1,
     });
-    k.smem_bytes = smem_backward(tiles, dims, (stages, 1), (v_regs, v_staged));
-    k
+    with_layout(k)
 }
 
-/// [`backward`] (two Q buffers, not split) with two dO / Stats / delta buffers
-/// ([`BwdLayout::do_buffers`]), its shared memory by [`smem_backward`].
-const fn double_do(mut k: KernelConfig) -> KernelConfig {
-    if let Some(mut l) = k.layout {
-        l.do_buffers = 2;
-        k.layout = Some(l);
-        k.smem_bytes = smem_backward(
-            (k.block_q, k.block_kv),
-            (k.head_dim_qk, k.head_dim_v),
-            (k.stages, 2),
-            (l.v_regs, l.v_staged),
-        );
+/// `k` with its shared memory derived from its backward layout (if any): [`smem_backward`], or
+/// [`smem_backward_split`] when split by product. The one place a layout sets the bytes, so
+/// that the builders below only change the layout.
+const fn with_layout(mut k: KernelConfig) -> KernelConfig {
+    if let Some(l) = k.layout {
+        let tiles = (k.block_q, k.block_kv);
+        let dims = (k.head_dim_qk, k.head_dim_v);
+        k.smem_bytes = if l.split {
+            smem_backward_split(tiles, dims, k.stages)
+        } else {
+            smem_backward(
+                tiles,
+                dims,
+                (k.stages, l.do_buffers),
+                (l.v_regs, l.v_staged),
+            )
+        };
     }
     k
 }
 
-/// [`backward`] with product 1 split by product ([`BwdLayout::split`]), its shared memory by
-/// [`smem_backward_split`].
+/// [`backward`] (two Q buffers, not split) with two dO / Stats / delta buffers
+/// ([`BwdLayout::do_buffers`]).
+const fn double_do(mut k: KernelConfig) -> KernelConfig {
+    if let Some(mut l) = k.layout {
+        l.do_buffers = 2;
+        k.layout = Some(l);
+    }
+    with_layout(k)
+}
+
+/// [`backward`] with product 1 split by product ([`BwdLayout::split`]).
 const fn split_by_product(mut k: KernelConfig) -> KernelConfig {
     if let Some(mut l) = k.layout {
         l.split = true;
         l.do_buffers = k.stages;
         k.layout = Some(l);
-        k.smem_bytes = smem_backward_split(
-            (k.block_q, k.block_kv),
-            (k.head_dim_qk, k.head_dim_v),
-            k.stages,
-        );
     }
-    k
+    with_layout(k)
 }
 
 /// [`backward`] built and selected for `routes` only.

@@ -59,9 +59,10 @@ static void check_kv_range(Sweep& s, const char* name, const AttnParams& p, cons
         kv_range_of(p, L, m0, rows, jb, je);
         for (int i = m0; i < m0 + rows && i < p.sq; ++i)
             for (int j = 0; j < p.skv; ++j) {
-                if (keep(p, L, i, j) != keep_by_row(p, L, i, j))
+                const bool kept = keep(p, L, i, j);
+                if (kept != keep_by_row(p, L, i, j))
                     fail(s, name, p, L, "keep_cols_of_row differs from rime_keep", i, j);
-                if (keep(p, L, i, j) && (j < jb || j >= je))
+                if (kept && (j < jb || j >= je))
                     fail(s, name, p, L, "kept, not in kv_range_of", i, j);
             }
     }
