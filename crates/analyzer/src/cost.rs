@@ -508,7 +508,7 @@ mod tests {
         let d128 = select(KernelRole::BackwardMain, 128, 128).expect("d128");
         let fwd = select(KernelRole::Forward, 64, 64).expect("fwd d64");
         let t = |n: &str| Target::by_name(n).expect("target");
-        // 96,000 B + 1 KiB reserved: one per SM120 SM (100 KiB), two per H200 SM (228 KiB) by
+        // 87,552 B + 1 KiB reserved: one per SM120 SM (100 KiB), two per H200 SM (228 KiB) by
         // shared memory, but 256 threads x 256 registers fill the register file: one on both.
         assert_eq!(blocks_per_sm(d128, &t("rtx-pro-6000")), 1);
         assert_eq!(blocks_per_sm(d128, &t("h200")), 1);

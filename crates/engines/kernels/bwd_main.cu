@@ -40,9 +40,10 @@
 // warp's K (V) fragments for product 1 are loaded from shared memory once per block and kept in
 // registers, so product 1 streams only Q and dO.
 //
-// With V_STAGED (only with V_REGS: the d256 envelope) V has no region of its own: it is copied
-// into the Q and dO buffers, read into registers, and only then do the first Q and dO tiles
-// arrive; P and dS keep their own space (this is what fits 101,376 B).
+// With V_STAGED (only with V_REGS: the d128 and d256 envelopes) V has no region of its own: it
+// is copied into the Q and dO buffers, read into registers, and only then do the first Q and dO
+// tiles arrive; P and dS keep their own space (d256: this is what fits 101,376 B; d128: what
+// makes room for a second dO buffer).
 //
 // With SPLIT_SDP (two_kernel only, DQK == DV, K_REGS, V_REGS, V_STAGED, two stages: the d256
 // two_kernel entry) product 1 is split by product instead of by tile: the first WARPS / 2 warps
@@ -60,8 +61,10 @@
 // two Q buffers; SPLIT_SDP: STAGES of each, and the bias tile in its own buffer, refilled once
 // every warp is past the softmax: two barriers per step). With two Q buffers, the next step's Q
 // is copied (cp.async) into the other buffer as soon as the step starts; with two dO buffers
-// the next dO, Stats and delta too, so that their copy overlaps the whole step and, without a
-// bias, the barrier after dV goes (two per step). With one dO buffer the next dO follows once
+// and no bias (DO_AHEAD) the next dO, Stats and delta too, so that their copy overlaps the
+// whole step and the barrier after dV goes (two per step). With a bias, whose next tile waits
+// for that barrier anyway, two dO buffers keep the one-buffer schedule (copying ahead there
+// spilled biased d64 and d128 builds on sm_120). With one dO buffer the next dO follows once
 // every warp is past dV, so that copy overlaps dK, dQ and the reductions (with one Q buffer,
 // the next Q follows once every warp is past dK). Three barriers per step (four with one Q
 // buffer).
@@ -80,13 +83,12 @@
 //   no V region; P and dS their own). SPLIT_SDP: STAGES x (Q, dO, Stats, delta), P, dS and the bias
 //   tile, and the f32 P exchange, BLOCK_Q x BLOCK_KV x 4 bytes; no K or V region (both
 //   staged). The table's entries (crates/analyzer/src/sm120/kernels.rs, smem_backward) give
-//   DQK = DV = 128, 32 x 128, V_REGS: 96,000 B (one dO buffer: a second would not fit);
-//   DQK = DV = 64, 64 x 128, K_REGS, V_REGS: 81,408 B (one: with two, the ragged ALiBi + bias
-//   two_kernel builds spilled 4-8 B on sm_120); DQK 192 / DV 128, 32 x 64, V_REGS: 86,528 B
-//   (two dO buffers), all with two Q buffers; DQK = DV =
-//   256, 32 x 64, V_STAGED: one Q buffer where the kernel computes dQ (atomic, relay),
-//   77,056 B; on two_kernel (no dQ product) split by product (SPLIT_SDP), two Q and two dO
-//   buffers, 90,112 B (cap 101,376 B).
+//   DQK = DV = 64, 64 x 128, K_REGS, V_REGS, two Q buffers and one dO buffer: 81,408 B (a
+//   second dO buffer, 91,136 B, made the no-bias atomic rows slower); DQK = DV = 128, 32 x 128,
+//   V_REGS, V_STAGED (through two Q and two dO buffers): 87,552 B; DQK 192 / DV 128, 32 x 64,
+//   V_REGS, two Q and two dO buffers: 86,528 B; DQK = DV = 256, 32 x 64, V_STAGED: one Q
+//   buffer where the kernel computes dQ (atomic, relay), 77,056 B; on two_kernel (no dQ
+//   product) split by product (SPLIT_SDP), two Q and two dO buffers, 90,112 B (cap 101,376 B).
 //
 // Head dims below the envelope (p.hd_qk, p.hd_v multiples of 8) are zero-filled and not stored;
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
@@ -122,6 +124,8 @@
 // The warps product 1 is split over: all of them, or (SPLIT_SDP) each half, S on one, dP on the
 // other.
 #define SDP_WARPS (SPLIT_SDP ? WARPS / 2 : WARPS)
+// The next step's dO, Stats and delta are copied as the step starts (into the other buffer).
+#define DO_AHEAD (SPLIT_SDP || (DO_BUFS == 2 && !HAS_BIAS))
 // Warp tiles of the three products (rows x columns per warp).
 #define SDP_M (BLOCK_Q / WM_SDP)                     // S / dP: query rows
 #define SDP_N (BLOCK_KV / (SDP_WARPS / WM_SDP))      // S / dP: KV columns
@@ -140,7 +144,8 @@ static_assert(STAGES == 1 || STAGES == 2, "one or two Q buffers");
 static_assert(DO_BUFS == 1 || (DO_BUFS == 2 && STAGES == 2), "two dO buffers go with two Q's");
 static_assert(!SPLIT_SDP || DO_BUFS == STAGES, "split: as many dO buffers as Q buffers");
 static_assert(BWD_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the engine's table");
-static_assert(!V_STAGED || (V_REGS && BLOCK_KV * LD_V <= STAGES * BLOCK_Q * LD_QK + BLOCK_Q * LD_V),
+static_assert(!V_STAGED || (V_REGS && BLOCK_KV * LD_V <= STAGES * BLOCK_Q * LD_QK +
+                                                     DO_BUFS * BLOCK_Q * LD_V),
               "a staged V is held in registers and fits the Q and dO buffers");
 static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
 static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
@@ -820,9 +825,9 @@ rime_bwd_main(const AttnParams p) {
         // Stats and delta, which otherwise have one).
         const int cur = STAGES == 2 ? (step & 1) : 0;
         const int q_off = cur * 2 * kQBuf;
-        const int do_off = DO_BUFS == 2 ? cur * 2 * kDoBuf : 0;
-        const float* lse = sLse + (DO_BUFS == 2 ? cur * BLOCK_Q : 0);
-        const float* delta = sDelta + (DO_BUFS == 2 ? cur * BLOCK_Q : 0);
+        const int do_off = DO_AHEAD ? cur * 2 * kDoBuf : 0;
+        const float* lse = sLse + (DO_AHEAD ? cur * BLOCK_Q : 0);
+        const float* delta = sDelta + (DO_AHEAD ? cur * BLOCK_Q : 0);
         const int i0 = q0 + s_il0;  // this warp's first query row and KV column of S / dP
         const int j0 = n0 + s_jl0;
 #if DQ_ROUTE == 1
@@ -844,7 +849,7 @@ rime_bwd_main(const AttnParams p) {
         // Every warp has finished the previous step: its Q buffer takes the next step's Q (and
         // with DO_BUFS 2 its dO buffer the next dO, Stats and delta).
         if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, Q_ROWS(L), next_h, next_q0, tid);
-#if DO_BUFS == 2
+#if DO_AHEAD
         if (has_next)
             load_do_tile(sdO + (cur ^ 1) * kDoBuf, sLse + (cur ^ 1) * BLOCK_Q,
                          sDelta + (cur ^ 1) * BLOCK_Q, p, b, Q_ROWS(L), next_h, next_q0, tid);
@@ -944,10 +949,10 @@ rime_bwd_main(const AttnParams p) {
         // P, whose space takes the next bias tile) dK += dS^T Q over the Q tile's rows.
         warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_V>(dv, at_p,
                                                                               bt_do + do_off);
-#if DO_BUFS == 1 || HAS_BIAS
+#if !DO_AHEAD || HAS_BIAS
         __syncthreads();
 #endif
-#if DO_BUFS == 1
+#if !DO_AHEAD
         if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), next_h, next_q0, tid);
 #endif
 #if HAS_BIAS

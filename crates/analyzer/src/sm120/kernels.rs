@@ -233,10 +233,15 @@ pub const fn split_stage_fits((bq, bkv): (u32, u32), stages: u32) -> bool {
     bkv <= stages * bq
 }
 
-/// True when a staged V tile fits the Q and dO buffers it passes through.
-pub const fn v_stage_fits((bq, bkv): (u32, u32), (dqk, dv): (u32, u32), stages: u32) -> bool {
+/// True when a staged V tile fits the Q and dO buffers it passes through (`stages` Q buffers
+/// and `do_buffers` dO buffers, contiguous).
+pub const fn v_stage_fits(
+    (bq, bkv): (u32, u32),
+    (dqk, dv): (u32, u32),
+    (stages, do_buffers): (u32, u32),
+) -> bool {
     let p = SMEM_ROW_PAD;
-    bkv * (dv + p) <= stages * bq * (dqk + p) + bq * (dv + p)
+    bkv * (dv + p) <= stages * bq * (dqk + p) + do_buffers * bq * (dv + p)
 }
 
 /// Forward kernel: a resident Q tile and `stages` buffers of the streamed K and V tiles (io),
@@ -429,17 +434,20 @@ pub const KERNELS: &[KernelConfig] = &[
     // only Q and dO, and P / dS in V's region, grown to hold them (81,408 B; 0.95-0.99 of the
     // time of the same tile without them on the no-bias d64 rows, H100 2026-12-05, call C of
     // docs/gpu-runs/2026-12-05-d64; V alone spills on sm_120); d128 32 x 128 with V's fragments
-    // in registers, so that dP streams only dO and P / dS take V's space (64 x 64 with K and V
-    // in registers, measured on 2026-12-01, lost 7% on d128: a 64-row KV tile doubles the dQ
-    // reductions per FLOP);
-    // 192/128 32 x 64, V in registers (K's 48 more registers would spill), with two dO / Stats
-    // / delta buffers (`double_do`: the next dO is copied as the step starts, like the next Q,
-    // and without a bias one barrier a step goes; 0.93 of the time on the standard suite's
-    // no-bias 192/128 rows, H100 2026-12-05, call Z1 of docs/gpu-runs/2026-12-05-addr). d128
-    // has no room for a second dO buffer (104,960 B), and with V staged through the Q and dO
-    // buffers to make room (87,552 B) 14 biased builds spilled 4-12 B on sm_120; on d64
-    // (91,136 B) the ragged ALiBi + bias two_kernel builds spilled 4-8 B. Grids (sdp, dkv, dq)
-    // are warps along each product's rows.
+    // in registers, so that dP streams only dO (64 x 64 with K and V in registers, measured on
+    // 2026-12-01, lost 7% on d128: a 64-row KV tile doubles the dQ reductions per FLOP);
+    // 192/128 32 x 64, V in registers (K's 48 more registers would spill).
+    // d128 and 192/128 have two dO / Stats / delta buffers (`double_do`): without a bias the
+    // next dO is copied as the step starts, like the next Q, and one barrier a step goes; with a
+    // bias the schedule stays that of one buffer (copying ahead there spilled biased d64 and
+    // d128 builds on sm_120, and gained nothing on 192/128). d128 has no room for a second
+    // buffer beside V's region (104,960 B), so V is staged through its two Q and two dO buffers
+    // as d256's is (they hold V's 128 x 136 exactly; P and dS then take their own space):
+    // 87,552 B. No-bias rows, H100: 192/128 0.93 of the time (2026-12-05, call Z1 of
+    // docs/gpu-runs/2026-12-05-addr), d128 0.94-0.98 (2026-12-06, call Q2n of
+    // docs/gpu-runs/2026-12-06). d64 keeps one buffer: with two (91,136 B) its dense no-bias
+    // atomic rows took 1.01-1.02 of the time (Q2n). Grids (sdp, dkv, dq) are warps along each
+    // product's rows.
     backward(
         "bwd_d64_64x128_v2",
         (64, 64),
@@ -449,15 +457,15 @@ pub const KERNELS: &[KernelConfig] = &[
         (2, 4, 4),
         (true, true, false),
     ),
-    backward(
+    double_do(backward(
         "bwd_d128_32x128_v2",
         (128, 128),
         (32, 128),
         (8, 2),
         256,
         (1, 4, 2),
-        (false, true, false),
-    ),
+        (false, true, true),
+    )),
     double_do(backward(
         "bwd_d192v128_32x64_v2",
         (192, 128),
@@ -727,7 +735,8 @@ mod tests {
                 let tiles = (k.block_q, k.block_kv);
                 let dims = (k.head_dim_qk, k.head_dim_v);
                 assert!(
-                    !l.v_staged || (l.v_regs && v_stage_fits(tiles, dims, k.stages)),
+                    !l.v_staged
+                        || (l.v_regs && v_stage_fits(tiles, dims, (k.stages, l.do_buffers))),
                     "{}: a staged V is held in registers and fits the Q and dO buffers",
                     k.name
                 );
