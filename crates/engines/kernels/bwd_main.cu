@@ -821,8 +821,8 @@ rime_bwd_main(const AttnParams p) {
         const int next_m = wraps ? m_begin : m + 1;
         const int next_h = kvh * group + next_hh;
         const int next_q0 = next_m * BLOCK_Q;
-        // This step's Q buffer and its byte offset from buffer 0 (DO_BUFS 2: the same for dO,
-        // Stats and delta, which otherwise have one).
+        // This step's Q buffer and its byte offset from buffer 0 (DO_AHEAD: the same for dO,
+        // Stats and delta, which otherwise use buffer 0 only).
         const int cur = STAGES == 2 ? (step & 1) : 0;
         const int q_off = cur * 2 * kQBuf;
         const int do_off = DO_AHEAD ? cur * 2 * kDoBuf : 0;
@@ -847,7 +847,7 @@ rime_bwd_main(const AttnParams p) {
         __syncthreads();  // this step's Q / dO / Stats / delta have landed; sP / sdS are free
 #if STAGES == 2
         // Every warp has finished the previous step: its Q buffer takes the next step's Q (and
-        // with DO_BUFS 2 its dO buffer the next dO, Stats and delta).
+        // with DO_AHEAD its dO buffer the next dO, Stats and delta).
         if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, Q_ROWS(L), next_h, next_q0, tid);
 #if DO_AHEAD
         if (has_next)
@@ -945,14 +945,13 @@ rime_bwd_main(const AttnParams p) {
         __syncthreads();  // P and dS complete in shared memory
 
         // Product 2: dV += P^T dO, then (once every warp is past dO, Stats and delta, which
-        // then take the next step's, unless DO_BUFS 2 copied them as the step started, and past
-        // P, whose space takes the next bias tile) dK += dS^T Q over the Q tile's rows.
+        // then take the next step's, unless DO_AHEAD copied them as the step started, and past
+        // P, whose space takes the next bias tile) dK += dS^T Q over the Q tile's rows. Unsplit,
+        // DO_AHEAD means no bias, so a bias tile always has this barrier to wait for.
         warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_V>(dv, at_p,
                                                                               bt_do + do_off);
-#if !DO_AHEAD || HAS_BIAS
-        __syncthreads();
-#endif
 #if !DO_AHEAD
+        __syncthreads();
         if (has_next) load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), next_h, next_q0, tid);
 #endif
 #if HAS_BIAS

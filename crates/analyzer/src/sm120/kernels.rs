@@ -127,9 +127,10 @@ pub struct BwdLayout {
     /// delta get two buffers like Q, the bias tile its own ([`smem_backward_split`]).
     pub split: bool,
     /// Buffers of the streamed dO tile and its Stats and delta rows: 1, or 2 (with two Q
-    /// buffers), when the next step's dO is copied as the step starts, like its Q, instead of
-    /// once every warp is past dV (one barrier fewer a step without a bias; `double_do` in
-    /// the table). A split layout always has as many as Q buffers.
+    /// buffers; `double_do` in the table), when without a bias the next step's dO is copied as
+    /// the step starts, like its Q, instead of once every warp is past dV (one barrier fewer a
+    /// step). With a bias the kernel keeps the one-buffer schedule and the second buffer only
+    /// holds part of a staged V. A split layout always has as many as Q buffers.
     pub do_buffers: u32,
 }
 
