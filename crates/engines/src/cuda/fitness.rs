@@ -13,7 +13,9 @@
 //! `nvidia/cu13/bin/ptxas` of that venv).
 //!
 //! `RIME_FITNESS_ONLY=<text>` checks only the entries whose name contains the text (for trying a
-//! tile change in seconds instead of minutes; CI never sets it). `RIME_FITNESS_KEEP=1` keeps the
+//! tile change in seconds instead of minutes; CI never sets it), and `RIME_FITNESS_BUILDS=<words>`
+//! only the specializations whose description has every word (`HAS_BIAS=0 DQ_ROUTE=0`, say).
+//! `RIME_FITNESS_KEEP=1` keeps the
 //! PTX and cubins (`k<n>`, in the order first assembled) for `cuobjdump -sass`;
 //! `RIME_FITNESS_ARCH=90` builds the sm120 table for sm_90 instead, the code an H200 run executes
 //! (its spills then fail the test: it is for looking, CI never sets it).
@@ -117,9 +119,14 @@ fn check(configs: &'static [KernelConfig], limits: &Limits) -> (usize, Vec<Strin
     let mut checked = 0;
     let mut assembled: HashMap<BuildKey, Result<PtxasReport, String>> = HashMap::new();
     let only = std::env::var("RIME_FITNESS_ONLY").unwrap_or_default();
+    let builds = std::env::var("RIME_FITNESS_BUILDS").unwrap_or_default();
     for cfg in configs.iter().filter(|k| k.name.contains(only.as_str())) {
         for build in KernelBuild::all_for(cfg) {
             let what = format!("sm_{arch} {}", build.describe());
+            let words: Vec<&str> = what.split_whitespace().collect();
+            if !builds.split_whitespace().all(|w| words.contains(&w)) {
+                continue;
+            }
             let key = (
                 build.file,
                 build.defines.clone(),
