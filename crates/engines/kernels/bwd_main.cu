@@ -67,12 +67,13 @@
 // spilled biased d64 and d128 builds on sm_120). With one dO buffer the next dO follows once
 // every warp is past dV, so that copy overlaps dK, dQ and the reductions (with one Q buffer,
 // the next Q follows once every warp is past dK). Three barriers per step (four with one Q
-// buffer).
+// buffer). Each streamed tile (Q, dO, Stats and delta) is copied by its own group of warps
+// (COPY_THREADS, below), not by all of them.
 // The bias tile of the next step is staged in sP (cp.async) once every warp is past dV, so that
 // its load overlaps dK, dQ and the reductions; product 1 reads it from there.
-// dQ partial sums leave as 16-byte vector reductions (sm_90+; neighbouring lanes swap halves of
-// their fragments first), broadcast-dBias partial sums as 8-byte ones from the dS fragments
-// (DBIAS_MODE 3: 8-byte stores of the same pairs).
+// dQ partial sums leave as 8-byte vector reductions (sm_90+) straight from the fragments, as do
+// broadcast-dBias partial sums from the dS fragments (DBIAS_MODE 3: 8-byte stores of the same
+// pairs).
 //
 // Shared memory (dynamic, 16-bit elements, rows padded by 8 elements: conflict-free ldmatrix)
 // plus f32 rows:
@@ -207,13 +208,35 @@ __device__ __forceinline__ i64 block_base(const TensorRef& t, int slot, int b) {
 #define KV_ROWS(L) (p.skv)
 #endif
 
-// Copies Q rows [q0, q0 + BLOCK_Q) of head h (cp.async; rows from q_rows on zero-filled).
+// Copy groups: the streamed tiles are copied by a few warps each, not by all of them. Q by the
+// COPY_THREADS threads from 0, dO by the next COPY_THREADS, Stats and delta by BLOCK_Q threads
+// after those (wrapping round the block). A copy group computes its addresses once per tile and
+// steps them, 8 16-byte chunks a thread (the widest head dim's tile: 16 for 256 columns), where
+// every warp computing addresses for one or two chunks of each tile spent about a fifth of the
+// d64 main loop's instructions on copies (sm_90 SASS, 2026-12-06). Chunks of 8 per thread and
+// whole rows per step: 64 threads for 64 x 64 and 32 x 128 tiles, 96 for 32 x 192, 128 for
+// 32 x 256.
+#define COPY_CHUNKS (BLOCK_Q * HEAD_DIM_QK / 8)
+#define COPY_THREADS                                                                    \
+    (COPY_CHUNKS / 8 < 64 ? 64 : COPY_CHUNKS / 8 > WARPS * 32 / 2 ? WARPS * 32 / 2       \
+                                                                  : COPY_CHUNKS / 8)
+#define COPY_Q_FIRST 0
+#define COPY_DO_FIRST (COPY_THREADS % (WARPS * 32))
+#define COPY_STATS_FIRST ((2 * COPY_THREADS) % (WARPS * 32))
+static_assert(COPY_THREADS % 32 == 0 && 2 * COPY_THREADS <= WARPS * 32,
+              "copy groups: whole warps, Q's and dO's apart");
+static_assert(COPY_STATS_FIRST + BLOCK_Q <= WARPS * 32, "one Stats / delta row per thread");
+
+// Copies Q rows [q0, q0 + BLOCK_Q) of head h (cp.async; rows from q_rows on zero-filled), by
+// the Q copy group.
 __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b, int q_rows,
                                             int h, int q0, int tid) {
+    const int ct = tid - COPY_Q_FIRST;
+    if ((unsigned)ct >= (unsigned)COPY_THREADS) return;
     const io_t* gQ = (const io_t*)p.q.ptr + block_base(p.q, BASE_Q, b) + elem_off(h, p.q.sh) +
                      elem_off(q0, p.q.ss);
-    load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, true, true>(sQ, LD_QK, gQ, p.q.ss, q_rows - q0,
-                                                            p.hd_qk, tid);
+    load_tile<BLOCK_Q, HEAD_DIM_QK, COPY_THREADS, true, true>(sQ, LD_QK, gQ, p.q.ss, q_rows - q0,
+                                                              p.hd_qk, ct);
 }
 
 // Copies what the dP and dV products of query tile q0 of head h read besides V: dO rows,
@@ -221,19 +244,21 @@ __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b
 __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
                                              const AttnParams& p, int b, int q_rows, int h, int q0,
                                              int tid) {
-    const io_t* gdO = (const io_t*)p.d_o.ptr + block_base(p.d_o, BASE_DO, b) +
-                      elem_off(h, p.d_o.sh) + elem_off(q0, p.d_o.ss);
-    load_tile<BLOCK_Q, HEAD_DIM_V, WARPS * 32, true, true>(sdO, LD_V, gdO, p.d_o.ss, q_rows - q0,
-                                                           p.hd_v, tid);
+    const int ct = tid - COPY_DO_FIRST;
+    if ((unsigned)ct < (unsigned)COPY_THREADS) {
+        const io_t* gdO = (const io_t*)p.d_o.ptr + block_base(p.d_o, BASE_DO, b) +
+                          elem_off(h, p.d_o.sh) + elem_off(q0, p.d_o.ss);
+        load_tile<BLOCK_Q, HEAD_DIM_V, COPY_THREADS, true, true>(sdO, LD_V, gdO, p.d_o.ss,
+                                                                 q_rows - q0, p.hd_v, ct);
+    }
     const float* gLse =
         (const float*)p.stats.ptr + block_base(p.stats, BASE_STATS, b) + h * p.stats.sh;
     const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
     // One row per thread of the first BLOCK_Q: a loop over rows was unrolled into some 200
     // instructions per step for the two warps that copy. (The bases as they are, the row's offset
     // from elem_off: the other forms tried spilled in d128 or d192/128 builds on sm_120.)
-    static_assert(BLOCK_Q <= WARPS * 32, "one Stats / delta row per thread");
-    const int r = tid;
-    if (r < BLOCK_Q) {
+    const int r = tid - COPY_STATS_FIRST;
+    if ((unsigned)r < (unsigned)BLOCK_Q) {
         const int i = q0 + r;
         const bool in = i < q_rows;
         cp_async_4(sLse + r, in ? gLse + elem_off(i, p.stats.ss) : gLse, in);
@@ -995,37 +1020,34 @@ rime_bwd_main(const AttnParams p) {
 #endif
         {
             float* gdQ = (float*)p.dq_accum + elem_off((u32)b * p.hq + h, (i64)p.sq * p.hd_qk);
-            // Lanes t and t ^ 1 swap half their fragment: an even lane then holds 4 consecutive
-            // columns of row g, an odd lane those of row g + 8, added with one 16-byte reduction.
-            const bool odd = t & 1;
+            // Each lane adds its fragment as it is: two columns of row g with one 8-byte
+            // reduction, the same two of row g + 8 with another (no shuffles between lanes).
+            // Rows past Sq and padded head-dim columns (the envelope's past hd_qk) are not
+            // stored; a tile with neither (the block-uniform test) adds without a test per
+            // reduction, which ptxas compiled to a branch around each one. Not in the
+            // ordered_dbias relay build: there the second copy of the loop spilled 4 B on sm_120
+            // (d128).
+            const bool whole = DBIAS_MODE != 3 && q0 + BLOCK_Q <= p.sq && p.hd_qk == HEAD_DIM_QK;
 #pragma unroll
             for (int mi = 0; mi < DQ_M / 16; ++mi) {
-                const int i = q0 + q_il0 + mi * 16 + g + (odd ? 8 : 0);
-                // Every block's swap first (the shuffles need the whole warp), in place: a[0..3]
-                // become the 4 columns the lane adds.
-#pragma unroll
-                for (int nt = 0; nt < DQ_N / 8; ++nt) {
-                    float* a = dq[mi][nt];
-                    const float x0 = rime_shfl_xor(odd ? a[0] : a[2], 1);
-                    const float x1 = rime_shfl_xor(odd ? a[1] : a[3], 1);
-                    if (odd) {
-                        a[0] = x0;
-                        a[1] = x1;
-                    } else {
-                        a[2] = x0;
-                        a[3] = x1;
-                    }
-                }
-                // Then one row test and one address for the row's blocks (block nt: 8 nt columns
-                // on). Tested per block, the address was rebuilt from (b, h, i) under each test.
-                if (i < p.sq) {
-                    float* row = gdQ + elem_off(i, p.hd_qk) + q_d0 + (t & 2) * 2;
+                const int i = q0 + q_il0 + mi * 16 + g;
+                float* row = gdQ + elem_off(i, p.hd_qk) + q_d0 + 2 * t;
+                float* row8 = row + 8 * p.hd_qk;
+                if (whole) {
 #pragma unroll
                     for (int nt = 0; nt < DQ_N / 8; ++nt) {
-                        // Padded head-dim columns (the envelope's past hd_qk) are not stored.
-                        if (q_d0 + nt * 8 < p.hd_qk)
-                            red_add_f32x4(row + nt * 8, dq[mi][nt][0], dq[mi][nt][1],
-                                          dq[mi][nt][2], dq[mi][nt][3]);
+                        red_add_f32x2(row + nt * 8, dq[mi][nt][0], dq[mi][nt][1]);
+                        red_add_f32x2(row8 + nt * 8, dq[mi][nt][2], dq[mi][nt][3]);
+                    }
+                } else {
+#pragma unroll
+                    for (int nt = 0; nt < DQ_N / 8; ++nt) {
+                        if (q_d0 + nt * 8 < p.hd_qk) {
+                            if (i < p.sq)
+                                red_add_f32x2(row + nt * 8, dq[mi][nt][0], dq[mi][nt][1]);
+                            if (i + 8 < p.sq)
+                                red_add_f32x2(row8 + nt * 8, dq[mi][nt][2], dq[mi][nt][3]);
+                        }
                     }
                 }
             }

@@ -201,10 +201,12 @@ __device__ __forceinline__ void warp_gemm(float (*acc)[NJ][4], u32 a_lane, u32 b
 }
 
 // 16-byte global -> shared copy; rows outside the tensor are zero-filled (src_bytes = 0).
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
-    u32 d = smem_addr(dst);
+__device__ __forceinline__ void cp_async_16_to(u32 d, const void* src, bool valid) {
     int n = valid ? 16 : 0;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(n));
+}
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
+    cp_async_16_to(smem_addr(dst), src, valid);
 }
 
 __device__ __forceinline__ void cp_async_wait_all() {
@@ -224,21 +226,6 @@ __device__ __forceinline__ void cp_async_wait_group() {
 
 __device__ __forceinline__ void red_add_f32(float* p, float v) {
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
-}
-
-// Adds four consecutive floats (16-byte aligned address). sm_90 and newer have a vector
-// reduction: one L2 operation per 16 bytes instead of four; older parts add one at a time.
-__device__ __forceinline__ void red_add_f32x4(float* p, float a, float b, float c, float d) {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c),
-                 "f"(d)
-                 : "memory");
-#else
-    red_add_f32(p, a);
-    red_add_f32(p + 1, b);
-    red_add_f32(p + 2, c);
-    red_add_f32(p + 3, d);
-#endif
 }
 
 // Adds two consecutive floats (8-byte aligned address); one reduction on sm_90 and newer.
@@ -290,7 +277,8 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool vali
 // callers whose registers are short keep it rolled, because ptxas then hoists every chunk's
 // loop-invariant offset out of the caller's tile loop and holds it in registers.
 // STEPPED, for the tiles a kernel streams in its main loop: where the NT threads cover whole
-// rows (all tiles but those 192 columns wide) a thread keeps one column and steps its source
+// rows (every tile the backward's copy groups take; the dQ GEMM's but 192 columns) a thread
+// keeps one column and steps its source
 // NT / (COLS / 8) rows per chunk, an add instead of a 64-bit row-times-stride multiply per
 // chunk (on sm_90 the multiplies were a tenth of the d256 main loop's instructions). The empty
 // asm keeps the thread's row, column and stride from being hoisted out of the caller's loop as
@@ -312,13 +300,16 @@ __device__ __forceinline__ void load_tile(io_t* s, int ld, const io_t* g, i64 st
         // (u32: a zero-extended row times the stride is a 32 x 64-bit multiply; see elem_off)
         const io_t* src = g + (i64)(u32)r0 * stride + col;
         const i64 step = (i64)kRowsPerStep * stride;
-        io_t* dst = s + r0 * ld + col;
+        // The shared address as 32 bits once, each chunk's a constant offset from it (stepping
+        // a generic pointer cost a 64-bit add and a move per chunk).
+        const u32 dst = smem_addr(s + r0 * ld + col);
 #pragma unroll(UNROLLED ? kSteps : 1)
         for (int k = 0; k < kSteps; ++k) {
             const int r = r0 + k * kRowsPerStep;
             if (kTotal % NT != 0 && r >= ROWS) break;
             const bool valid = col_ok && r < valid_rows;
-            cp_async_16(dst + k * kRowsPerStep * ld, valid ? src : g, valid);
+            cp_async_16_to(dst + (u32)(k * kRowsPerStep * ld * (int)sizeof(io_t)),
+                           valid ? src : g, valid);
             src += step;
         }
     } else {
