@@ -211,19 +211,15 @@ __device__ __forceinline__ i64 block_base(const TensorRef& t, int slot, int b) {
 // Copy groups: the streamed tiles are copied by a few warps each, not by all of them. Q by the
 // COPY_THREADS threads from 0, dO by the next COPY_THREADS, Stats and delta by BLOCK_Q threads
 // after those (wrapping round the block). A copy group computes its addresses once per tile and
-// steps them, 8 16-byte chunks a thread (the widest head dim's tile: 16 for 256 columns), where
-// every warp computing addresses for one or two chunks of each tile spent about a fifth of the
-// d64 main loop's instructions on copies (sm_90 SASS, 2026-12-06). Chunks of 8 per thread and
-// whole rows per step: 64 threads for 64 x 64 and 32 x 128 tiles, 96 for 32 x 192, 128 for
-// 32 x 256.
-#define COPY_CHUNKS (BLOCK_Q * HEAD_DIM_QK / 8)
-#define COPY_THREADS                                                                    \
-    (COPY_CHUNKS / 8 < 64 ? 64 : COPY_CHUNKS / 8 > WARPS * 32 / 2 ? WARPS * 32 / 2       \
-                                                                  : COPY_CHUNKS / 8)
+// steps them, 8 16-byte chunks of the Q tile a thread (dO's tile is no wider), where every warp
+// computing addresses for one or two chunks of each tile spent about a fifth of the d64 main
+// loop's instructions on copies (sm_90 SASS, 2026-12-06). Whole rows per step: 64 threads for
+// 64 x 64 and 32 x 128 tiles, 96 for 32 x 192, 128 for 32 x 256.
+#define COPY_THREADS (BLOCK_Q * HEAD_DIM_QK / 8 / 8)
 #define COPY_Q_FIRST 0
-#define COPY_DO_FIRST (COPY_THREADS % (WARPS * 32))
+#define COPY_DO_FIRST COPY_THREADS
 #define COPY_STATS_FIRST ((2 * COPY_THREADS) % (WARPS * 32))
-static_assert(COPY_THREADS % 32 == 0 && 2 * COPY_THREADS <= WARPS * 32,
+static_assert(COPY_THREADS >= 32 && COPY_THREADS % 32 == 0 && 2 * COPY_THREADS <= WARPS * 32,
               "copy groups: whole warps, Q's and dO's apart");
 static_assert(COPY_STATS_FIRST + BLOCK_Q <= WARPS * 32, "one Stats / delta row per thread");
 
