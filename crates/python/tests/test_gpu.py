@@ -345,6 +345,25 @@ def test_misaligned_tensors_name_the_argument():
     assert e.value.argument == "q" and "multiple of 16" in str(e.value)
 
 
+def test_a_misaligned_workspace_is_refused_before_any_kernel_runs():
+    dims = [1, 2, 128, 64]
+    g = rime.Graph(io_data_type=torch.bfloat16)
+    q, k, v, o, do = (g.tensor(n, dims) for n in ("Q", "K", "V", "O", "dO"))
+    stats = g.tensor("Stats", dims[:3] + [1], data_type="f32")
+    dq, dk, dv, _, _ = g.sdpa_backward(q, k, v, o, do, stats)
+    g.build_plans(target="cuda:0")
+    x = {n: torch.randn(dims, device=DEV, dtype=torch.bfloat16) for n in ("Q", "K", "V", "dO")}
+    x["O"], x["Stats"] = rime.sdpa(x["Q"], x["K"], x["V"])
+    out = {t: torch.full(dims, 7.0, device=DEV, dtype=torch.bfloat16) for t in (dq, dk, dv)}
+    assert g.get_workspace_size() > 0  # (else no workspace is checked)
+    ws = torch.empty(g.get_workspace_size() + 8, device=DEV, dtype=torch.uint8)[8:]
+    with pytest.raises(rime.TensorError) as e:
+        g.execute({**x, **out}, workspace=ws)  # 8 bytes past a 16-byte boundary
+    assert e.value.argument == "workspace" and "multiple of 16" in str(e.value)
+    torch.cuda.synchronize()  # the context is intact: nothing faulted
+    assert all(bool((t == 7.0).all()) for t in out.values())  # no output written
+
+
 def test_mixed_devices_name_the_argument():
     q = torch.randn((1, 2, 128, 64), device=DEV, dtype=torch.bfloat16)
     with pytest.raises(rime.TensorError) as e:

@@ -94,7 +94,7 @@ pub struct Sm120EnginePlan {
 }
 
 /// Byte alignment the kernels' 16-byte vector loads and stores need of Q, K, V, O, dO, dQ, dK
-/// and dV.
+/// and dV, and of the workspace's base.
 const VECTOR_ALIGN: u64 = 16;
 
 impl Sm120EnginePlan {
@@ -217,7 +217,18 @@ impl Sm120EnginePlan {
                             other: tensor,
                         });
                     }
-                    w.memory().ptr()
+                    // The regions sit at multiples of 256 bytes from the base and take the
+                    // kernels' 16-byte (and 8-byte reduction) accesses: a base off a 16-byte
+                    // boundary (a byte view of a framework's tensor) would fault mid-run.
+                    let ptr = w.memory().ptr();
+                    if ptr % VECTOR_ALIGN != 0 {
+                        return Err(EngineError::Misaligned {
+                            tensor: "workspace".to_owned(),
+                            address: ptr,
+                            alignment: VECTOR_ALIGN,
+                        });
+                    }
+                    ptr
                 }
                 other => return Err(not_on_device("workspace", other.location(), dev)),
             };
