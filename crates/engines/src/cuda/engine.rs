@@ -97,6 +97,19 @@ pub struct Sm120EnginePlan {
 /// and dV, and of the workspace's base.
 const VECTOR_ALIGN: u64 = 16;
 
+/// [`EngineError::Misaligned`] naming `tensor` unless `address` is a multiple of `alignment`.
+fn check_aligned(tensor: &str, address: u64, alignment: u64) -> Result<(), EngineError> {
+    if address % alignment == 0 {
+        Ok(())
+    } else {
+        Err(EngineError::Misaligned {
+            tensor: tensor.to_owned(),
+            address,
+            alignment,
+        })
+    }
+}
+
 impl Sm120EnginePlan {
     /// Builds the plan of an approved SM120 configuration: compiles and loads exactly the
     /// kernels it names.
@@ -195,13 +208,7 @@ impl Sm120EnginePlan {
             } else {
                 spec.data_type.size_bytes() as u64
             };
-            if ptr % align != 0 {
-                return Err(EngineError::Misaligned {
-                    tensor: spec.name.clone(),
-                    address: ptr,
-                    alignment: align,
-                });
-            }
+            check_aligned(&spec.name, ptr, align)?;
             if let Some(slot) = at.ports.slot(port) {
                 *slot = ptr;
             }
@@ -221,13 +228,7 @@ impl Sm120EnginePlan {
                     // kernels' 16-byte (and 8-byte reduction) accesses: a base off a 16-byte
                     // boundary (a byte view of a framework's tensor) would fault mid-run.
                     let ptr = w.memory().ptr();
-                    if ptr % VECTOR_ALIGN != 0 {
-                        return Err(EngineError::Misaligned {
-                            tensor: "workspace".to_owned(),
-                            address: ptr,
-                            alignment: VECTOR_ALIGN,
-                        });
-                    }
+                    check_aligned("workspace", ptr, VECTOR_ALIGN)?;
                     ptr
                 }
                 other => return Err(not_on_device("workspace", other.location(), dev)),
