@@ -278,13 +278,12 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool vali
 // loop-invariant offset out of the caller's tile loop and holds it in registers.
 // STEPPED, for the tiles a kernel streams in its main loop: where the NT threads cover whole
 // rows (every tile the backward's copy groups take; the dQ GEMM's but 192 columns) a thread
-// keeps one column and steps its source
-// NT / (COLS / 8) rows per chunk, an add instead of a 64-bit row-times-stride multiply per
-// chunk (on sm_90 the multiplies were a tenth of the d256 main loop's instructions). The empty
-// asm keeps the thread's row, column and stride from being hoisted out of the caller's loop as
-// live registers (hoisted, the d256 atomic kernel spilled 20 B). Tiles copied once per block
-// (the backward's K and V) keep the per-chunk offsets: stepped, the d128 ragged relay kernel
-// with a broadcast dBias spilled 20 B.
+// keeps one column and steps its source NT / (COLS / 8) rows per chunk, an add instead of a
+// 64-bit row-times-stride multiply per chunk (on sm_90 the multiplies were a tenth of the d256
+// main loop's instructions). The empty asm keeps the thread's row, column and stride from
+// being hoisted out of the caller's loop as live registers (hoisted, the d256 atomic kernel
+// spilled 20 B). Tiles copied once per block (the backward's K and V) keep the per-chunk
+// offsets: stepped, the d128 ragged relay kernel with a broadcast dBias spilled 20 B.
 template <int ROWS, int COLS, int NT, bool UNROLLED, bool STEPPED>
 __device__ __forceinline__ void load_tile(io_t* s, int ld, const io_t* g, i64 stride,
                                           int valid_rows, int valid_cols, int tid) {

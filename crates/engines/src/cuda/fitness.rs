@@ -15,8 +15,8 @@
 //! `RIME_FITNESS_ONLY=<text>` checks only the entries whose name contains the text (for trying a
 //! tile change in seconds instead of minutes; CI never sets it), and `RIME_FITNESS_BUILDS=<words>`
 //! only the specializations whose description has every word (`HAS_BIAS=0 DQ_ROUTE=0`, say).
-//! `RIME_FITNESS_KEEP=1` keeps the
-//! PTX and cubins (`k<n>`, in the order first assembled) for `cuobjdump -sass`;
+//! `RIME_FITNESS_KEEP=1` keeps the PTX and cubins (`k<n>`, in the order first assembled) for
+//! `cuobjdump -sass`;
 //! `RIME_FITNESS_ARCH=90` builds the sm120 table for sm_90 instead, the code an H200 run executes
 //! (its spills then fail the test: it is for looking, CI never sets it).
 
