@@ -45,8 +45,9 @@
 // tiles arrive; P and dS keep their own space (d256: this is what fits 101,376 B; d128: what
 // makes room for a second dO buffer).
 //
-// With SPLIT_SDP (two_kernel only, DQK == DV, K_REGS, V_REGS, V_STAGED, two stages: the d256
-// two_kernel entry) product 1 is split by product instead of by tile: the first WARPS / 2 warps
+// With SPLIT_SDP (two_kernel only, K_REGS, V_REGS, V_STAGED, two stages: the d256 and 192/128
+// two_kernel entries) product 1 is split by product instead of by tile (with DQK != DV the S
+// warps' k loop is the longer one): the first WARPS / 2 warps
 // ("S warps") compute S for the whole Q tile with K's fragments in registers, the others ("dP
 // warps") dP with V's, each over the same (WM_SDP x WARPS / 2 / WM_SDP) grid of the tile. K and V
 // are both staged (K through the Q buffers, V through the dO buffers: with no dQ product nothing
@@ -87,7 +88,8 @@
 //   DQK = DV = 64, 64 x 128, K_REGS, V_REGS, two Q buffers and one dO buffer: 81,408 B (a
 //   second dO buffer, 91,136 B, made the no-bias atomic rows slower); DQK = DV = 128, 32 x 128,
 //   V_REGS, V_STAGED (through two Q and two dO buffers): 87,552 B; DQK 192 / DV 128, 32 x 64,
-//   V_REGS, two Q and two dO buffers: 86,528 B; DQK = DV = 256, 32 x 64, V_STAGED: one Q
+//   V_REGS, two Q and two dO buffers: 86,528 B where the kernel computes dQ, and on
+//   two_kernel split by product (SPLIT_SDP), 65,536 B; DQK = DV = 256, 32 x 64, V_STAGED: one Q
 //   buffer where the kernel computes dQ (atomic, relay), 77,056 B; on two_kernel (no dQ
 //   product) split by product (SPLIT_SDP), two Q and two dO buffers, 90,112 B (cap 101,376 B).
 //
@@ -151,10 +153,10 @@ static_assert(!V_STAGED || (V_REGS && BLOCK_KV * LD_V <= STAGES * BLOCK_Q * LD_Q
 static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
 static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
 static_assert(!(KV_MAJOR && DQ_ROUTE == 1), "relay's tickets order its KV tiles");
-static_assert(!SPLIT_SDP || (DQ_ROUTE == 2 && HEAD_DIM_QK == HEAD_DIM_V && K_REGS && V_REGS &&
-                             V_STAGED && STAGES == 2 && BLOCK_KV <= STAGES * BLOCK_Q),
-              "split product 1: no dQ product (nothing reads K from shared memory), one k loop, "
-              "K and V staged through the two Q and dO buffers");
+static_assert(!SPLIT_SDP || (DQ_ROUTE == 2 && K_REGS && V_REGS && V_STAGED && STAGES == 2 &&
+                             BLOCK_KV <= STAGES * BLOCK_Q),
+              "split product 1: no dQ product (nothing reads K from shared memory), K and V "
+              "staged through the two Q and dO buffers");
 
 #if DQ_ROUTE == 1
 // This step's turn (thread 0's own: nothing else reads it).
@@ -799,7 +801,7 @@ rime_bwd_main(const AttnParams p) {
     // The warp's K and V fragments of product 1, for every k step (loaded once: K and V stay).
     // SPLIT_SDP: one set, K's in an S warp, V's in a dP warp.
 #if SPLIT_SDP
-    u32 kf[HEAD_DIM_QK / 16][SDP_N / 16][4];
+    u32 kf[(HEAD_DIM_QK > HEAD_DIM_V ? HEAD_DIM_QK : HEAD_DIM_V) / 16][SDP_N / 16][4];
 #else
     u32 kf[K_REGS ? HEAD_DIM_QK / 16 : 1][SDP_N / 16][4];
     u32 vf[V_REGS ? HEAD_DIM_V / 16 : 1][SDP_N / 16][4];
@@ -808,7 +810,8 @@ rime_bwd_main(const AttnParams p) {
     cp_async_wait_all();
     __syncthreads();  // K and V have landed
 #if SPLIT_SDP
-    load_b_frags<HEAD_DIM_QK / 16, LD_QK>(kf, s_warp ? b_k : b_v);
+    if (s_warp) load_b_frags<HEAD_DIM_QK / 16, LD_QK>(kf, b_k);
+    else load_b_frags<HEAD_DIM_V / 16, LD_V>(kf, b_v);
 #else
 #if K_REGS
     load_b_frags<HEAD_DIM_QK / 16, LD_QK>(kf, b_k);
@@ -882,11 +885,19 @@ rime_bwd_main(const AttnParams p) {
         // on different operands (B from the fragments in registers).
         float sdp[SDP_MI][SDP_NJ][4];
         zero_acc<SDP_MI, SDP_NJ>(sdp);
-        {
+        if (HEAD_DIM_QK == HEAD_DIM_V) {  // one k loop for both halves
             const u32 a_sdp = s_warp ? a_q + q_off : a_do + do_off;
 #pragma unroll
             for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk)
                 s_k16<true, LD_QK>(sdp, a_sdp, 0, kk, kf);
+        } else if (s_warp) {
+#pragma unroll
+            for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk)
+                s_k16<true, LD_QK>(sdp, a_q + q_off, 0, kk, kf);
+        } else {
+#pragma unroll
+            for (int kk = 0; kk < HEAD_DIM_V / 16; ++kk)
+                s_k16<true, LD_V>(sdp, a_do + do_off, 0, kk, kf);
         }
         if (s_warp) {
             softmax_step<false>(interior, sdp, sdp, lse, delta, sBias, p, L, h, i0, s_il0, j0,

@@ -121,8 +121,8 @@ pub struct BwdLayout {
     /// Product 1 split by product: S on the first half of the warps with K's fragments in
     /// registers, dP on the other half with V's, each half over the `sdp` grid of the whole
     /// tile; K staged through the Q buffers as V through the dO buffers (needs `k_regs`,
-    /// `v_regs`, `v_staged`, Dqk = Dv, two stages and the two_kernel route, whose kernel reads
-    /// K from nowhere else). Product 1 then reads only Q and dO from shared memory, and half as
+    /// `v_regs`, `v_staged`, two stages and the two_kernel route, whose kernel reads K from
+    /// nowhere else; with Dqk > Dv the S half has the longer k loop). Product 1 then reads only Q and dO from shared memory, and half as
     /// often; an S warp hands its f32 P to its dP warp through shared memory. dO, Stats and
     /// delta get two buffers like Q, the bias tile its own ([`smem_backward_split`]).
     pub split: bool,
@@ -467,15 +467,36 @@ pub const KERNELS: &[KernelConfig] = &[
         (1, 4, 2),
         (false, true, true),
     )),
-    double_do(backward(
-        "bwd_d192v128_32x64_v2",
-        (192, 128),
-        (32, 64),
-        (8, 2),
-        256,
-        (2, 2, 2),
-        (false, true, false),
-    )),
+    for_routes(
+        double_do(backward(
+            "bwd_d192v128_32x64_v2",
+            (192, 128),
+            (32, 64),
+            (8, 2),
+            256,
+            (2, 2, 2),
+            (false, true, false),
+        )),
+        FUSED_DQ,
+    ),
+    // 192/128 on two_kernel split by product as d256 is: S warps 32 x 16 with K's 48 fragment
+    // registers (12 k steps), dP warps with V's (8 k steps); 65,536 B. Four accumulator chains
+    // a warp in product 1 instead of two, and no K reads from shared memory, against 20% more
+    // mma on the S warps than each unsplit warp issues. H100, 2026-12-06 (call P1 of
+    // docs/gpu-runs/2026-12-06-d192-split): 0.966 of the unsplit kernel's time with a per-batch
+    // bias, 0.947 with a broadcast one, 1.004 without a bias.
+    for_routes(
+        split_by_product(backward(
+            "bwd_d192v128_32x64_split",
+            (192, 128),
+            (32, 64),
+            (8, 2),
+            256,
+            (1, 2, 2),
+            (true, true, true),
+        )),
+        DS_OUT,
+    ),
     // d256: 32 x 64 (FROST's d256 tile; V in registers), with V staged through the Q and dO
     // buffers so that it needs no space of its own: K 64 x 264, P and dS 32 x 72 each, Q and dO
     // 32 x 264 each. The 64-row KV tile halves the Q / dO traffic and the atomic route's dQ
@@ -748,7 +769,6 @@ mod tests {
                             && l.v_regs
                             && l.v_staged
                             && k.stages == 2
-                            && k.head_dim_qk == k.head_dim_v
                             && k.routes == [Route::TwoKernel]
                             && split_stage_fits(tiles, k.stages)),
                     "{}: a layout split by product",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared device call (not run): rime_split (main with split.patch: the 192/128 two_kernel main
+# Device call P1 (run 2026-12-06 08:31 UTC on an H100): rime_split (main with split.patch: the 192/128 two_kernel main
 # kernel split by product) against rime_main. Build both (`cargo build --release -p rime-cli`,
 # strip, `xz -T2 -c` into .device/x/rime_main.xz and .device/x/rime_split.xz); carry .device.
 # About 200 s: the standard suite's 192/128 rows (every bias: the biased two_kernel rows also
