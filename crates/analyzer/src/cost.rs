@@ -90,6 +90,16 @@
 //! the grid two_kernel's pass 0.35-0.7 x saving 0.1-0.3 x [`DQ_REDUCTION_COST`] 0.25-0.45
 //! ranks more (0.5 / 0.2 / 0.35 among the 89s), so they stay. The misses are now two causal
 //! biased rows (two_kernel where atomic runs 1.044x and 1.078x faster) and four within 3%.
+//!
+//! Recalibration for the tiled dQ accumulator (an H100, 2026-12-06 09:13-09:17 UTC, call K1 of
+//! docs/gpu-runs/2026-12-06-dq-tiled: the same routes and suites, binary `rime_tile`): laid out
+//! in 8 x 8 tiles so that a warp's 8-byte reductions cover 256 consecutive bytes, the atomic
+//! route ran 0.85-0.97x as long as before (relay 0.91-0.96x, two_kernel unchanged), and atomic
+//! became the faster route on every d128 row without a broadcast-over-batch dBias (1.04-1.15x
+//! faster than two_kernel). With [`DQ_REDUCTION_COST`] at 0.35 the model ranked 69 of the 95
+//! rows fastest first; at 0.125 (0.075-0.175 the same) 92. The misses: two causal rows with a
+//! per-batch bias, where two_kernel runs 1.099x (b8 s1024 d64) and 1.042x (192/128) atomic's
+//! time, and the non-causal 192/128 one at 1.002x. Two_kernel's terms were not refitted.
 
 use rime_graph::{Graph, Node, Port, SdpaShape};
 
@@ -133,14 +143,16 @@ pub const TWO_KERNEL_PASS: f64 = 0.5;
 pub const DQ_PRODUCT_SHARE: f64 = 0.2;
 /// Time of one byte of the atomic route's f32 dQ partial sums, as a multiple of one byte's time
 /// at the target's bandwidth, added after max(compute, memory): every KV-tile block adds its
-/// partial of every Q row it reaches (16-byte `red.global.add`) from the warps that do the math,
-/// so the reductions do not hide under it; the traffic is the dQ accumulator times the KV tiles
-/// (halved for a causal mask). Fitted on the H200 (calls L1 and L3, 2026-12-03, see the module
-/// doc): below 0.3 the 64-row KV tiles' rows (d256, 192/128: twice the reductions per FLOP of a
-/// 128-row tile) stay on atomic, which ran 1.11-1.17x slower than two_kernel there without a
-/// causal mask; above 0.4 rows of the 128-row tiles move to two_kernel (at 0.45: 5 of the 63,
-/// up to 5% slower there).
-pub const DQ_REDUCTION_COST: f64 = 0.35;
+/// partial of every Q row it reaches (8-byte `red.global.add` into the accumulator's 8 x 8
+/// tiles, each warp's reduction on 256 consecutive bytes) from the warps that do the math, so
+/// the reductions do not hide under it; the traffic is the dQ accumulator times the KV tiles
+/// (halved for a causal mask). Fitted on an H100 (call K1, 2026-12-06, see the module doc):
+/// 0.075-0.175 rank the fastest timed route first on 92 of 95 rows; 0.05 puts the 64-row KV
+/// tiles' no-bias 192/128 rows on atomic (1.02-1.05x slower than two_kernel), 0.2 and above
+/// keep d128 on two_kernel (up to 1.15x slower). It was 0.35 before the tiled accumulator
+/// (calls L1 and L3 of 2026-12-03 on the H200, R7 of 2026-12-05 on an H100), when each warp's
+/// reduction touched eight rows' lines.
+pub const DQ_REDUCTION_COST: f64 = 0.125;
 /// Time of one byte of f32 dBias adds (atomic and relay routes) for a bias that broadcasts over
 /// the batch or the heads (one per score pair, into one accumulator that every batch adds to), as a
 /// multiple of one byte's time at the target's bandwidth, added after max(compute, memory).

@@ -38,6 +38,27 @@ __device__ __forceinline__ i64 elem_off(u32 idx, i64 stride) {
     return (i64)((u64)idx * (u64)stride);
 }
 
+// Offset of dQ element (row i, column d) in one (batch, head) plane of the f32 dQ accumulator,
+// `rows` x `cols` (cols a multiple of 8). Rows go in groups of 8; a group holds its 8-column
+// blocks one after the other, each block row-major (8 x 8 floats; the last group, n < 8 rows,
+// n x 8). So one warp's 8-byte reductions of an mma fragment (row g = lane / 4 of a group,
+// columns 2 (lane % 4) of a block) cover 64 consecutive floats, two 128-byte lines, where
+// row-major rows would put them on eight. One-to-one onto [0, rows x cols): the plane's size
+// is that of the row-major layout. bwd_main.cu adds in it, bwd_preprocess.cu zeroes it and
+// convert.cu reads it (ConvertParams::tiled).
+// dq_acc_group: the rows n of row i's group; dq_acc_at: the offset of (i, d) in a group of n
+// rows (the next 8-column block starts n x 8 floats on).
+__device__ __forceinline__ int dq_acc_group(int i, int rows) {
+    const int left = rows - (i & ~7);
+    return left < 8 ? left : 8;
+}
+__device__ __forceinline__ i64 dq_acc_at(int i, int d, int n, int cols) {
+    return elem_off(i & ~7, cols) + (d >> 3) * (n * 8) + (i & 7) * 8 + (d & 7);
+}
+__device__ __forceinline__ i64 dq_acc_off(int i, int d, int rows, int cols) {
+    return dq_acc_at(i, d, dq_acc_group(i, rows), cols);
+}
+
 // Element where batch b of tensor t starts: its validated ragged offset (THD; the host copied
 // the offsets into the workspace) or b times its batch stride.
 __device__ __forceinline__ i64 batch_base(const TensorRef& t, int b) {

@@ -1028,33 +1028,42 @@ rime_bwd_main(const AttnParams p) {
         {
             float* gdQ = (float*)p.dq_accum + elem_off((u32)b * p.hq + h, (i64)p.sq * p.hd_qk);
             // Each lane adds its fragment as it is: two columns of row g with one 8-byte
-            // reduction, the same two of row g + 8 with another (no shuffles between lanes).
-            // Rows past Sq and padded head-dim columns (the envelope's past hd_qk) are not
-            // stored; a tile with neither (the block-uniform test) adds without a test per
-            // reduction, which ptxas compiled to a branch around each one. Not in the
-            // ordered_dbias relay build: there the second copy of the loop spilled 4 B on sm_120
-            // (d128).
-            const bool whole = DBIAS_MODE != 3 && q0 + BLOCK_Q <= p.sq && p.hd_qk == HEAD_DIM_QK;
+            // reduction, the same two of row g + 8 with another (no shuffles between lanes), in
+            // the accumulator's 8 x 8 tiled layout (dq_acc_off: a warp's reduction covers 256
+            // consecutive bytes). Rows past Sq and padded head-dim columns (the envelope's past
+            // hd_qk) are not stored; a tile with neither (the block-uniform test), whose row
+            // groups are all whole, adds without a test per reduction, which ptxas compiled to a
+            // branch around each one. Not in the ordered_dbias relay build (there the second copy
+            // of the loop spilled 4 B on sm_120, d128) nor in the biased d256 builds, which it
+            // took past 255 registers on sm_120 (4 B spilled) once the tiled addresses came in.
+            const bool whole = DBIAS_MODE != 3 && !(HEAD_DIM_QK == 256 && HAS_BIAS) &&
+                               q0 + BLOCK_Q <= p.sq && p.hd_qk == HEAD_DIM_QK;
 #pragma unroll
             for (int mi = 0; mi < DQ_M / 16; ++mi) {
-                const int i = q0 + q_il0 + mi * 16 + g;
-                float* row = gdQ + elem_off(i, p.hd_qk) + q_d0 + 2 * t;
-                float* row8 = row + 8 * p.hd_qk;
+                const int i = q0 + q_il0 + mi * 16 + g;  // row g of a group; i + 8 of the next
                 if (whole) {
+                    // Whole groups of 8 rows: block nt of the warp's columns is 64 floats on.
+                    float* row = gdQ + dq_acc_at(i, q_d0 + 2 * t, 8, p.hd_qk);
+                    float* row8 = row + 8 * p.hd_qk;
 #pragma unroll
                     for (int nt = 0; nt < DQ_N / 8; ++nt) {
-                        red_add_f32x2(row + nt * 8, dq[mi][nt][0], dq[mi][nt][1]);
-                        red_add_f32x2(row8 + nt * 8, dq[mi][nt][2], dq[mi][nt][3]);
+                        red_add_f32x2(row + nt * 64, dq[mi][nt][0], dq[mi][nt][1]);
+                        red_add_f32x2(row8 + nt * 64, dq[mi][nt][2], dq[mi][nt][3]);
                     }
                 } else {
+                    // The last group may be short (n < 8 rows): its blocks are 8 n floats
+                    // apart, a stride the loop adds rather than an offset per block.
+                    const int n = dq_acc_group(i, p.sq), n8 = dq_acc_group(i + 8, p.sq);
+                    float* row = gdQ + dq_acc_at(i, q_d0 + 2 * t, n, p.hd_qk);
+                    float* row8 = gdQ + dq_acc_at(i + 8, q_d0 + 2 * t, n8, p.hd_qk);
 #pragma unroll
                     for (int nt = 0; nt < DQ_N / 8; ++nt) {
                         if (q_d0 + nt * 8 < p.hd_qk) {
-                            if (i < p.sq)
-                                red_add_f32x2(row + nt * 8, dq[mi][nt][0], dq[mi][nt][1]);
-                            if (i + 8 < p.sq)
-                                red_add_f32x2(row8 + nt * 8, dq[mi][nt][2], dq[mi][nt][3]);
+                            if (i < p.sq) red_add_f32x2(row, dq[mi][nt][0], dq[mi][nt][1]);
+                            if (i + 8 < p.sq) red_add_f32x2(row8, dq[mi][nt][2], dq[mi][nt][3]);
                         }
+                        row += 8 * n;
+                        row8 += 8 * n8;
                     }
                 }
             }

@@ -7,9 +7,9 @@
 // caller's Stats are -inf): the CPU engine's rule. dsink_reduce.cu sums them per head in a
 // fixed order.
 // It also zeroes what the later kernels add into: the f32 dQ accumulator [B][Hq][Sq][Dqk]
-// (atomic and relay routes), the relay route's turn counters [B][Hq][ceil(Sq / RELAY_TILE)]
-// and block tickets [B][Hk], and the f32 dBias accumulator [bias_b][bias_h][Sq][Skv] when
-// the workspace has one.
+// (atomic and relay routes; each plane in attn.cuh's dq_acc_off layout), the relay route's
+// turn counters [B][Hq][ceil(Sq / RELAY_TILE)] and block tickets [B][Hk], and the f32 dBias
+// accumulator [bias_b][bias_h][Sq][Skv] when the workspace has one.
 //
 // One block per (RIME_PRE_ROWS query rows, query head, batch), RIME_PRE_WARPS warps (both from
 // the generated ABI, which the host's grid uses too); each warp reduces one row at a time across
@@ -62,7 +62,8 @@ rime_bwd_preprocess(const AttnParams p) {
         }
         // A ragged dQ has no rows past q_len: the convert kernel never reads their sums.
         if (dq_acc && i < rows_held(p.dq, q_len, p.sq))
-            for (int d = lane; d < p.hd_qk; d += 32) dq_acc[(i64)i * p.hd_qk + d] = 0.f;
+            for (int d = lane; d < p.hd_qk; d += 32)
+                dq_acc[dq_acc_off(i, d, p.sq, p.hd_qk)] = 0.f;
     }
     if (p.relay != 0) {
         // [B][Hq][tiles] turn counters, then [B][Hk] block tickets.

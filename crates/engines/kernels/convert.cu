@@ -2,8 +2,10 @@
 // bias's dBias.
 //   dst[a][c][i][j] = scale * sum over k < parts of src[k][a][c][i][j], f32 -> io dtype
 // src is `parts` compact f32 arrays [D0][D1][D2][D3], part_stride elements apart, summed in
-// ascending k (a fixed order: bitwise reproducible); dst is the user's tensor with strides (last
-// dim contiguous). Used for dQ (src = dQ accum, parts 1, scale = attn scale, dims B, Hq, Sq, Dqk),
+// ascending k (a fixed order: bitwise reproducible), each (D0, D1) plane row-major or, with
+// p.tiled (the dQ accumulator), in attn.cuh's dq_acc_off layout, whose 8-column blocks of a
+// row are 8 consecutive floats too; dst is the user's tensor with strides (last dim
+// contiguous). Used for dQ (src = dQ accum, parts 1, scale = attn scale, dims B, Hq, Sq, Dqk),
 // for broadcast dBias (src = dBias accum, parts 1, scale 1, dims bias_b, bias_h, Sq, Skv) and
 // for the ordered_dbias route's dBias (src = the partials, one part per (batch, head) the bias
 // broadcasts over).
@@ -30,7 +32,8 @@ rime_convert(const ConvertParams p) {
     const i64 base = p.ragged ? ((const i64*)p.ragged)[a] : (i64)a * p.s0;
     io_t* dst = (io_t*)p.dst + base + c * p.s1;
     // A ragged destination has rows for its sequence's real tokens only (clamp_len: attn.cuh).
-    const i64 rows = p.ragged ? clamp_len(p.rows, a, (int)(p.plane / p.d3)) : p.plane / p.d3;
+    const int plane_rows = (int)(p.plane / p.d3);  // <= Sq, below 2^31 (rule SMX013)
+    const i64 rows = p.ragged ? clamp_len(p.rows, a, plane_rows) : plane_rows;
     const i64 end = rows * p.d3;
     const i64 first = (i64)blockIdx.x * RIME_CONVERT_THREADS + threadIdx.x;
     const i64 step = (i64)gridDim.x * RIME_CONVERT_THREADS;
@@ -47,7 +50,9 @@ rime_convert(const ConvertParams p) {
         i64 i = first / row_vecs;
         int j = (int)(first - i * row_vecs);
         for (i64 v = first; v < vecs; v += step) {
-            const float* s = src + i * p.d3 + j * RIME_CONVERT_VEC;
+            const float* s = src + (p.tiled ? dq_acc_off((int)i, j * RIME_CONVERT_VEC,
+                                                         plane_rows, p.d3)
+                                            : i * p.d3 + j * RIME_CONVERT_VEC);
             u32 w[8];
             ld_global_nc_v4(s, w);
             ld_global_nc_v4(s + 4, w + 4);
@@ -82,8 +87,9 @@ rime_convert(const ConvertParams p) {
     i64 i = e / p.d3;
     int j = (int)(e - i * p.d3);
     for (; e < end; e += step) {
-        float acc = src[e];
-        for (int k = 1; k < p.parts; ++k) acc += src[k * p.part_stride + e];
+        const i64 at = p.tiled ? dq_acc_off((int)i, j, plane_rows, p.d3) : e;
+        float acc = src[at];
+        for (int k = 1; k < p.parts; ++k) acc += src[k * p.part_stride + at];
         dst[i * p.s2 + j] = f32_to_io(acc * p.scale);
         i += step_i;
         j += step_j;

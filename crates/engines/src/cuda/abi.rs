@@ -227,6 +227,9 @@ abi_struct! {
         scale: f32,
         /// How many parts are summed (1: a plain conversion).
         parts: i32,
+        /// 1: each `src` plane is in the dQ accumulator's 8 x 8 tiled layout (attn.cuh's
+        /// `dq_acc_off`, rows = `plane / d3`); 0: row-major.
+        tiled: i32,
         /// Workspace address of the destination's B + 1 i64 element offsets when it is ragged
         /// (dim 0 is the batch), else 0.
         ragged: u64,
@@ -296,8 +299,8 @@ mod tests {
             let check = format!("&v.{field} - base != {offset})");
             assert!(k.contains(&check), "missing: {check}");
         }
-        // One test per field: 5 in TensorRef, 42 in AttnParams, 13 in ConvertParams.
-        assert_eq!(k.matches("asm volatile(\"trap;\")").count(), 5 + 42 + 13);
+        // One test per field: 5 in TensorRef, 42 in AttnParams, 14 in ConvertParams.
+        assert_eq!(k.matches("asm volatile(\"trap;\")").count(), 5 + 42 + 14);
         assert!(offset_check_kernel(1).contains(&format!(
             "&v.batch - base != {})",
             std::mem::offset_of!(AttnParams, batch) + 1

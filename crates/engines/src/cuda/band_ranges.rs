@@ -12,6 +12,8 @@
 //!   so an element read but never written would be garbage from an earlier run). The dBias
 //!   reduction reads `walked_rows_of`'s rows of each KV tile, in every column below Skv; with
 //!   the first check (every kept element is walked) that makes its sum complete.
+//! - the f32 dQ accumulator's tiled layout (`dq_acc_off`) is one-to-one onto the plane, and a
+//!   warp's reduction of one fragment covers consecutive floats, as bwd_main.cu assumes.
 //!
 //! No GPU is needed; the sweep is a fixed pseudo-random table (the same every run).
 
@@ -122,6 +124,36 @@ static void check(Sweep& s, const char* name, const AttnParams& p) {
     }
 }
 
+// The dQ accumulator's layout (dq_acc_off): one-to-one onto [0, rows x cols) for every plane,
+// the row-major plane's size, so the workspace region and the convert's planes are unchanged;
+// and each warp's 8-byte reduction of a fragment (row g = lane / 4 of a group, columns
+// 2 (lane % 4) + {0, 1} of an 8-column block) covers 64 consecutive floats (fewer in a last
+// group of fewer rows), as bwd_main.cu's untested path assumes.
+static int check_dq_layout() {
+    int fails = 0;
+    for (int rows = 1; rows <= 70; ++rows)
+        for (int cols = 8; cols <= 96; cols += 8) {
+            std::vector<char> hit((size_t)rows * cols, 0);
+            for (int i = 0; i < rows; ++i)
+                for (int d = 0; d < cols; ++d) {
+                    const i64 o = dq_acc_off(i, d, rows, cols);
+                    if (o < 0 || o >= (i64)rows * cols || hit[o]++) ++fails;
+                }
+            for (int i0 = 0; i0 < rows; i0 += 8)
+                for (int d0 = 0; d0 < cols; d0 += 8) {
+                    const int n = rows - i0 < 8 ? rows - i0 : 8;
+                    const i64 first = dq_acc_off(i0, d0, rows, cols);
+                    for (int lane = 0; lane < 4 * n; ++lane)
+                        for (int e = 0; e < 2; ++e)
+                            if (dq_acc_off(i0 + lane / 4, d0 + 2 * (lane % 4) + e, rows, cols) !=
+                                first + 2 * lane + e)
+                                ++fails;
+                }
+        }
+    std::printf("dq_acc_off: %d failures\n", fails);
+    return fails;
+}
+
 // TILES
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static int draw(int n) {  // 0 .. n - 1
@@ -158,7 +190,7 @@ int main() {
         check_all(s, p);
     }
     std::printf("%ld tile checks, %d failures\n", s.cases, s.fails);
-    return s.fails ? 1 : 0;
+    return s.fails || check_dq_layout() ? 1 : 0;
 }
 "#;
 

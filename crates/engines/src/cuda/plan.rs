@@ -457,6 +457,8 @@ impl Sm120Plan {
                                 1,
                                 params.scale,
                             )?;
+                            // The main kernel adds in dq_acc_off's layout (attn.cuh).
+                            dq.tiled = 1;
                             // A ragged dQ: each sequence at its offset, its real rows only.
                             dq.ragged = params.dq.ragged;
                             dq.rows = params.seq_q;
@@ -688,6 +690,7 @@ fn convert_params(
         part_stride,
         scale,
         parts: int("accumulator parts", parts)?,
+        tiled: 0,
         ragged: 0,
         rows: TensorRef::default(),
     })
