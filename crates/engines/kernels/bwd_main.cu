@@ -885,7 +885,7 @@ rime_bwd_main(const AttnParams p) {
         // on different operands (B from the fragments in registers).
         float sdp[SDP_MI][SDP_NJ][4];
         zero_acc<SDP_MI, SDP_NJ>(sdp);
-        if (HEAD_DIM_QK == HEAD_DIM_V) {  // one k loop for both halves
+        if (HEAD_DIM_QK == HEAD_DIM_V) {  // one k loop for both halves (d256's code as timed)
             const u32 a_sdp = s_warp ? a_q + q_off : a_do + do_off;
 #pragma unroll
             for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk)

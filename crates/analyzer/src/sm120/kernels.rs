@@ -122,9 +122,10 @@ pub struct BwdLayout {
     /// registers, dP on the other half with V's, each half over the `sdp` grid of the whole
     /// tile; K staged through the Q buffers as V through the dO buffers (needs `k_regs`,
     /// `v_regs`, `v_staged`, two stages and the two_kernel route, whose kernel reads K from
-    /// nowhere else; with Dqk > Dv the S half has the longer k loop). Product 1 then reads only Q and dO from shared memory, and half as
-    /// often; an S warp hands its f32 P to its dP warp through shared memory. dO, Stats and
-    /// delta get two buffers like Q, the bias tile its own ([`smem_backward_split`]).
+    /// nowhere else; with Dqk > Dv the S half has the longer k loop). Product 1 then reads only
+    /// Q and dO from shared memory, and half as often; an S warp hands its f32 P to its dP warp
+    /// through shared memory. dO, Stats and delta get two buffers like Q, the bias tile its own
+    /// ([`smem_backward_split`]).
     pub split: bool,
     /// Buffers of the streamed dO tile and its Stats and delta rows: 1, or 2 (with two Q
     /// buffers; `double_do` in the table), when without a bias the next step's dO is copied as
