@@ -660,6 +660,7 @@ __device__ __forceinline__ void store_frag_tile(io_t* sT, const float (*c)[SDP_N
 
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
 rime_bwd_main(const AttnParams p) {
+    pdl_enter();  // before any global access (common.cuh)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     constexpr int kQBuf = BLOCK_Q * LD_QK;  // elements per Q buffer
     constexpr int kDoBuf = BLOCK_Q * LD_V;  // elements per dO buffer

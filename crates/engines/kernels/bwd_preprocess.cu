@@ -24,6 +24,7 @@
 
 extern "C" __global__ void __launch_bounds__(PRE_WARPS * 32)
 rime_bwd_preprocess(const AttnParams p) {
+    pdl_enter();  // before any global access (common.cuh)
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const int h = blockIdx.y;

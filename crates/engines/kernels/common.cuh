@@ -224,6 +224,20 @@ __device__ __forceinline__ void cp_async_wait_group() {
     asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
+// Programmatic dependent launch: on sm_90 and newer every rime kernel is launched with the
+// programmatic stream serialization attribute (crates/engines/src/cuda/launch.rs), so its blocks
+// may be scheduled before the previous kernel in the stream has finished. Every kernel calls
+// this first, before any global memory access: it waits until the previous grid has completed
+// and its writes are visible, then lets the next grid's blocks be scheduled onto the SMs this
+// one leaves idle (they wait here in turn). What it saves is the launch gap and the next
+// grid's block start-up, not memory traffic.
+__device__ __forceinline__ void pdl_enter() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ void red_add_f32(float* p, float v) {
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }

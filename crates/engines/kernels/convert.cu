@@ -26,6 +26,7 @@
 
 extern "C" __global__ void __launch_bounds__(RIME_CONVERT_THREADS)
 rime_convert(const ConvertParams p) {
+    pdl_enter();  // before any global access (common.cuh)
     const int c = blockIdx.y;
     const int a = blockIdx.z;
     const float* src = (const float*)p.src + ((i64)a * p.d1 + c) * p.plane;

@@ -24,6 +24,7 @@ static_assert(MAIN_BLOCK_KV % 8 == 0, "an 8-column chunk lies in one KV tile");
 
 extern "C" __global__ void __launch_bounds__(RIME_CONVERT_THREADS)
 rime_dbias_reduce(const AttnParams p) {
+    pdl_enter();  // before any global access (common.cuh)
     const int c = blockIdx.y;
     const int a = blockIdx.z;
     // The (b, h) this slice serves: every batch (head) where the bias broadcasts over it.

@@ -39,6 +39,7 @@ static_assert(DQG_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the 
 
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
 rime_dq_gemm(const AttnParams p) {
+    pdl_enter();  // before any global access (common.cuh)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     io_t* smem = (io_t*)smem_raw;  // stage s: dS at s * STAGE_ELEMS, K after it
 

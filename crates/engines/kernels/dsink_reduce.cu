@@ -17,6 +17,7 @@ static_assert(RIME_CONVERT_THREADS % 32 == 0, "whole warps");
 
 extern "C" __global__ void __launch_bounds__(RIME_CONVERT_THREADS)
 rime_dsink_reduce(const AttnParams p) {
+    pdl_enter();  // before any global access (common.cuh)
     __shared__ float warp_sums[DSINK_WARPS];
     const int h = blockIdx.x;
     const float* rows = (const float*)p.dsink_rows;

@@ -37,6 +37,7 @@ static_assert(FWD_SMEM == SMEM_BYTES, "shared-memory formula disagrees with the 
 
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
 rime_sdpa_fwd(const AttnParams p) {
+    pdl_enter();  // before any global access (common.cuh)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     io_t* sQ = (io_t*)smem_raw;
     io_t* sK = sQ + BLOCK_Q * LD_QK;

@@ -541,7 +541,9 @@ pub const KERNELS: &[KernelConfig] = &[
     // dQ GEMM of the two_kernel route: 128-row Q tiles (a multiple of the main kernel's Q tile;
     // 32 rows per warp, 4 x 2 warps), chunks of dS that divide the 128-column rounding of Skv,
     // in a ring of 2-3 stages (dq_gemm.cu): 64-column chunks, 32 for d256, whose 264-element K
-    // rows would not fit two 64-row chunks.
+    // rows would not fit two 64-row chunks. Four 32-column stages at d128 and 192/128 (three in
+    // flight, 96 columns ahead) took 1.03x and 1.10x this GEMM's time (ncu, H100, 2026-12-06,
+    // call A1 of docs/gpu-runs/2026-12-06-pdl, with a barrier per 32 columns): not adopted.
     kernel(
         "dq_gemm_d64_128x64_v2",
         KernelRole::DqGemm,

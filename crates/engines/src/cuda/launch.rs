@@ -1,12 +1,24 @@
 //! Kernel launches. Every launch is `unsafe` (the driver cannot check the parameter block
 //! against the kernel's signature); the SAFETY comments say what makes each one sound.
+//!
+//! On sm_90 and newer every launch is a programmatic dependent launch (the
+//! `PROGRAMMATIC_STREAM_SERIALIZATION` attribute): the driver may schedule a kernel's blocks
+//! while the previous kernel in the stream is still running, and each kernel's first statement,
+//! `pdl_enter` (common.cuh), waits for that kernel to complete before touching global memory.
+//! The backward is three to five short-lived grids in a row; this hides the launch gap and the
+//! block start-up between them (FlashAttention 3 and cuDNN's SM120 kernels do the same).
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use std::ffi::c_void;
+
+use cudarc::driver::sys;
 
 use super::abi::{AttnParams, ConvertParams};
 use super::context::CudaDevice;
 use super::error::CudaError;
 use super::plan::Loaded;
+
+/// The first architecture with `griddepcontrol` (programmatic dependent launch).
+const PDL_ARCH: u32 = 90;
 
 /// Launches a forward, preprocess, main backward or dQ GEMM kernel with `params`.
 ///
@@ -21,17 +33,17 @@ pub(crate) unsafe fn launch_attn(
     grid: (u32, u32, u32),
     params: &AttnParams,
 ) -> Result<(), CudaError> {
-    let cfg = LaunchConfig {
-        grid_dim: grid,
-        block_dim: (kernel.build.threads, 1, 1),
-        shared_mem_bytes: kernel.build.smem_bytes,
-    };
-    let mut args = dev.stream().launch_builder(&kernel.function);
-    args.arg(params);
-    // SAFETY: the caller guarantees the kernel signature and the buffers (see # Safety); the
-    // parameter block is a `repr(C)` copy of the CUDA struct, read by value at launch.
-    unsafe { args.launch(cfg) }.map_err(CudaError::driver(kernel.build.file.entry()))?;
-    Ok(())
+    // SAFETY: the caller guarantees the kernel signature and the buffers (see # Safety).
+    unsafe {
+        launch_one(
+            dev,
+            kernel,
+            grid,
+            kernel.build.smem_bytes,
+            params,
+            kernel.build.file.entry(),
+        )
+    }
 }
 
 /// Launches the convert kernel over a `[d0][d1][plane]` accumulator on `grid`.
@@ -46,15 +58,61 @@ pub(crate) unsafe fn launch_convert(
     grid: (u32, u32, u32),
     params: &ConvertParams,
 ) -> Result<(), CudaError> {
-    let cfg = LaunchConfig {
-        grid_dim: grid,
-        block_dim: (kernel.build.threads, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let mut args = dev.stream().launch_builder(&kernel.function);
-    args.arg(params);
     // SAFETY: see # Safety; the kernel walks each (d0, d1) plane in grid-stride steps and
     // touches no element past it.
-    unsafe { args.launch(cfg) }.map_err(CudaError::driver("rime_convert"))?;
-    Ok(())
+    unsafe { launch_one(dev, kernel, grid, 0, params, "rime_convert") }
+}
+
+/// Enqueues `kernel` on `dev`'s stream with `params` as its one by-value argument, as a
+/// programmatic dependent launch where the device has it (see the module docs).
+///
+/// # Safety
+/// `P` must be the `repr(C)` struct the kernel takes by value, and the kernel must need no
+/// more than `smem_bytes` of dynamic shared memory (what its build was loaded with).
+unsafe fn launch_one<P>(
+    dev: &CudaDevice,
+    kernel: &Loaded,
+    grid: (u32, u32, u32),
+    smem_bytes: u32,
+    params: &P,
+    name: &'static str,
+) -> Result<(), CudaError> {
+    dev.context()
+        .bind_to_thread()
+        .map_err(CudaError::driver(name))?;
+    let pdl = dev.properties().arch() >= PDL_ARCH;
+    // SAFETY: a plain-old-data union; every field zero is a valid value.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut attr = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: kernel.build.threads,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: smem_bytes,
+        hStream: dev.stream().cu_stream(),
+        attrs: &mut attr,
+        numAttrs: u32::from(pdl),
+    };
+    let mut args = [std::ptr::from_ref(params).cast_mut().cast::<c_void>()];
+    // SAFETY: the function is live while `kernel` is (its module is held by the device); the
+    // argument array holds one pointer to a `P` that outlives the call (the driver copies the
+    // parameter block at launch); the caller vouches for `P` and the shared memory.
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            kernel.function.cu_function(),
+            args.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()
+    .map_err(CudaError::driver(name))
 }
