@@ -590,7 +590,11 @@ __device__ __forceinline__ float4* p_slots(float* sPf, int pair, int lane) {
     return (float4*)sPf + pair * SDP_MI * SDP_NJ * 32 + lane;
 }
 // Named barrier of S warp `pair` and dP warp `pair` + SDP_WARPS (ids 1.., 0 is __syncthreads):
-// the S warp reaches it once its P is in the exchange, the dP warp before reading P. Both
+// the S warp reaches it once its P is in the exchange, the dP warp before reading P. Every
+// thread reaches it through the same instruction: bar.sync is barrier.sync.aligned, which PTX
+// leaves undefined when the threads of a barrier arrive at different instructions (with a call
+// in each branch, compute-sanitizer's synccheck reported divergent threads at the S warps'
+// copy; H100, 2026-12-06, call B4 of docs/gpu-runs/2026-12-06-pdl). Both
 // wait (bar.sync): with the S warp only arriving (bar.arrive), compute-sanitizer's racecheck
 // reported tens of thousands of WAR hazards on the Q buffers between product 2's reads and
 // the next Q tile's copy, which __syncthreads separates (H100, 2026-12-05, call R6; none with
@@ -911,11 +915,14 @@ rime_bwd_main(const AttnParams p) {
                     slot[(mi * SDP_NJ + nj) * 32] = make_float4(sdp[mi][nj][0], sdp[mi][nj][1],
                                                                 sdp[mi][nj][2], sdp[mi][nj][3]);
             }
-            pair_sync(pair);  // P is in the exchange
+        }
+        // One barrier instruction for both warps of a pair (see pair_sync): the S warp's P is in
+        // the exchange.
+        pair_sync(pair);
+        if (s_warp) {
             store_frag_tile(sP, sdp, s_il0, s_jl0, g, t);
         } else {
             float pv[SDP_MI][SDP_NJ][4];
-            pair_sync(pair);  // the S warp's P is in the exchange
             const float4* slot = p_slots(sPf, pair, lane);
 #pragma unroll
             for (int mi = 0; mi < SDP_MI; ++mi) {

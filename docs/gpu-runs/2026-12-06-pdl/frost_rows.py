@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""FROST time / rime time per bf16 row, and the median, of the non-deterministic no-bias rows of
+the standard suite and the non-deterministic rows of the sinks suite of one call. usage:
+frost_rows.py CALL_DIR (with std_final/, sinks_final/ from `rime bench --out` and
+frost_std.jsonl, frost_sinks.jsonl from FROST's peer on their cases.json)."""
+import json, statistics, sys
+sys.path.insert(0, __file__.rsplit("/docs/", 1)[0] + "/benches")
+import join_peers as jp
+
+
+def rows(rd, fj, pred):
+    rime = [x for x in json.load(open(rd + "/results.json"))["results"] if x.get("median_ms")]
+    fr = {jp.key(p["case"]): p for p in map(json.loads, open(fj)) if "case" in p and p.get("ms")}
+    out = []
+    for x in rime:
+        c = x["case"]
+        if c.get("dtype", "bf16") != "bf16" or not pred(c):
+            continue
+        p = fr.get(jp.key(c))
+        if p:
+            out.append((x["name"], x["route"], x["median_ms"], p["ms"], p["ms"] / x["median_ms"]))
+    return out
+
+
+d = sys.argv[1]
+for lab, suite, pred in [
+    ("standard, no bias, non-deterministic", "std", lambda c: c["bias"] == "none" and not c["deterministic"]),
+    ("sinks, non-deterministic", "sinks", lambda c: not c["deterministic"]),
+]:
+    r = rows(f"{d}/{suite}_final", f"{d}/frost_{suite}.jsonl", pred)
+    for n, ro, a, f, q in r:
+        print(f"{n:58s} {ro:10s} rime {a:.3f} frost {f:.3f} {q:.3f}")
+    v = [q for *_, q in r]
+    print(f"== {lab}: {len(v)} rows, median {statistics.median(v):.3f}, range {min(v):.3f}-{max(v):.3f}")
