@@ -653,6 +653,31 @@ mod tests {
         }
     }
 
+    /// Every kernel is launched as a programmatic dependent launch on sm_90+ (launch.rs), so
+    /// the first statement of its body must be `pdl_enter()`: a kernel that touched global
+    /// memory before it could read its predecessor's outputs before they are written.
+    #[test]
+    fn every_kernel_waits_for_its_predecessor_first() {
+        for f in KernelFile::ALL {
+            let body = f.body();
+            let entry = body
+                .find(&format!("{}(", f.entry()))
+                .unwrap_or_else(|| panic!("{}: no {}", f.file_name(), f.entry()));
+            let open = entry + body[entry..].find('{').expect("a body");
+            let first = body[open + 1..]
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with("//"))
+                .unwrap_or_default();
+            assert!(
+                first.starts_with("pdl_enter();"),
+                "{}: the first statement of {} is `{first}`, not pdl_enter()",
+                f.file_name(),
+                f.entry()
+            );
+        }
+    }
+
     #[test]
     fn sources_are_self_contained_and_carry_the_abi() {
         for f in KernelFile::ALL {
