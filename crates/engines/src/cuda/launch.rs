@@ -6,7 +6,8 @@
 //! while the previous kernel in the stream is still running, and each kernel's first statement,
 //! `pdl_enter` (common.cuh), waits for that kernel to complete before touching global memory.
 //! The backward is three to five short-lived grids in a row; this hides the launch gap and the
-//! block start-up between them (FlashAttention 3 and cuDNN's SM120 kernels do the same).
+//! block start-up between them (the cuDNN frontend's SM120 backward, FROST, launches its chain
+//! the same way by default).
 
 use std::ffi::c_void;
 
