@@ -29,3 +29,15 @@ causal_thd_rows() { local t=$1 u=$2
   step thd_cand $u $C bench --suite thd --out $W/thd_cand
   step thd_head $u $H bench --suite thd --out $W/thd_head
   step thd_cand_2k $u $C bench --suite thd --route two_kernel --out $W/thd_cand_2k; }
+# FROST (the seed's SM120 kernels through the cuDNN frontend 1.32 wheel) comes in three carries
+# that must land on one warm machine in three back-to-back calls: .frostA1 (first half of the
+# DSL's compiler library), .frostA2 (the rest of part A), .frostB (part B) with .dev3 (the peer
+# script with the sink). frost_keep in the first call, frost_a in the second, frost_b in the
+# third, then frost_peer CASES_JSON OUT_JSONL SECONDS for each suite.
+FROST_PATH="PYTHONPATH=/tmp/frost-site:/tmp/frost-site/nvidia_cutlass_dsl/dsl_packages"
+frost_keep() { cp .frostA1/ir.part00 /tmp/ir.part00 && ls -l /tmp/ir.part00; }
+frost_a() { test -f /tmp/ir.part00 || { echo "the first call's half is not on this machine"; return 3; }
+  mkdir -p /tmp/fa && cp .frostA2/* /tmp/fa/ && cat /tmp/ir.part00 .frostA2/ir.part01 > /tmp/fa/ir.so.xz \
+  && echo "$(cat .frostA2/ir.sha256)  /tmp/fa/ir.so.xz" | sha256sum -c && bash /tmp/fa/install_a.sh; }
+frost_b() { bash .frostB/install_b.sh; }
+frost_peer() { env $FROST_PATH timeout $3 python3 .dev3/frost_peer_sink.py $1 > $2; }
