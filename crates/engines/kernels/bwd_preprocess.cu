@@ -12,10 +12,15 @@
 // accumulator [bias_b][bias_h][Sq][Skv] when the workspace has one.
 //
 // One block per (RIME_PRE_ROWS query rows, query head, batch), RIME_PRE_WARPS warps (both from
-// the generated ABI, which the host's grid uses too); each warp reduces one row at a time across
-// its lanes. Every row below Sq is written (grid = ceil(Sq / RIME_PRE_ROWS)), so no accumulator,
-// delta or dSink-row element is left unwritten. The dBias accumulator is zeroed by a
-// grid-stride loop over all blocks. No shared memory.
+// the generated ABI, which the host's grid uses too). A row of dO and O is hd_v / 8 16-byte
+// chunks (1 to 32); each row gets that many lanes rounded up to a power of two, so a warp
+// reduces 32 / lanes rows at once, each over its own lanes with 16-byte loads (every row starts
+// 16-byte aligned: SMX005's strides, the engine's base and ragged-offset checks), and zeroes
+// the row's dQ-accumulator chunks of 8 floats with 16-byte stores. Each row's sum is in a fixed
+// order (chunk by chunk per lane, then a butterfly over its lanes). Every row below Sq is
+// written (grid = ceil(Sq / RIME_PRE_ROWS)), so no accumulator, delta or dSink-row element is
+// left unwritten. The dBias accumulator is zeroed by a grid-stride loop over all blocks. No
+// shared memory.
 //
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, IS_BF16, RELAY_TILE (the main kernel's BLOCK_Q).
 
@@ -43,16 +48,36 @@ rime_bwd_preprocess(const AttnParams p) {
     const int od_rows = min(rows_held(p.o, q_len, p.sq), rows_held(p.d_o, q_len, p.sq));
     const int s_rows = rows_held(p.stats, q_len, p.sq);
 
-    for (int r = warp; r < PRE_ROWS; r += PRE_WARPS) {
-        const int i = blockIdx.x * PRE_ROWS + r;
-        if (i >= p.sq) break;
+    const int chunks = p.hd_v >> 3;  // 16-byte chunks of a dO / O row
+    const int lanes = chunks <= 1 ? 1 : 1 << (32 - __clz(chunks - 1));
+    const int per_pass = 32 / lanes;  // rows a warp reduces at once
+    const int sub = lane / lanes, l = lane % lanes;
+    const bool zero_dq = dq_acc != 0;
+    const int dq_rows = zero_dq ? rows_held(p.dq, q_len, p.sq) : 0;
+    // r0 is warp-uniform, so every lane reaches the shuffles below.
+    for (int r0 = warp * per_pass; r0 < PRE_ROWS; r0 += PRE_WARPS * per_pass) {
+        const int i = blockIdx.x * PRE_ROWS + r0 + sub;
+        const bool row = r0 + sub < PRE_ROWS && i < p.sq;
         float acc = 0.f;
-        for (int d = lane; i < od_rows && d < p.hd_v; d += 32) {
-            acc += io_to_f32(gdO[(i64)i * p.d_o.ss + d]) * io_to_f32(gO[(i64)i * p.o.ss + d]);
-        }
+        if (row && i < od_rows) {
+            const io_t* o = gO + (i64)i * p.o.ss;
+            const io_t* d_o = gdO + (i64)i * p.d_o.ss;
+            for (int c = l; c < chunks; c += lanes) {
+                u32 wo[4], wd[4];
+                ld_global_nc_v4(o + 8 * c, wo);
+                ld_global_nc_v4(d_o + 8 * c, wd);
 #pragma unroll
-        for (int m = 16; m >= 1; m >>= 1) acc += rime_shfl_xor(acc, m);
-        if (lane == 0) {
+                for (int k = 0; k < 4; ++k) {
+                    float o0, o1, d0, d1;
+                    io2_to_f32(wo[k], o0, o1);
+                    io2_to_f32(wd[k], d0, d1);
+                    acc += d0 * o0;
+                    acc += d1 * o1;
+                }
+            }
+        }
+        for (int m = lanes >> 1; m >= 1; m >>= 1) acc += rime_shfl_xor(acc, m);
+        if (row && l == 0) {
             delta[i] = acc;
             if (dsink_rows) {
                 const float lse = i < s_rows ? stats[(i64)i * p.stats.ss] : -rime_neg_inf();
@@ -61,10 +86,15 @@ rime_bwd_preprocess(const AttnParams p) {
                 dsink_rows[i] = counts ? -rime_exp2((sink - lse) * RIME_LOG2E) * acc : 0.f;
             }
         }
-        // A ragged dQ has no rows past q_len: the convert kernel never reads their sums.
-        if (dq_acc && i < rows_held(p.dq, q_len, p.sq))
-            for (int d = lane; d < p.hd_qk; d += 32)
-                dq_acc[dq_acc_off(i, d, p.sq, p.hd_qk)] = 0.f;
+        // A ragged dQ has no rows past q_len: the convert kernel never reads their sums. Each
+        // 8-column chunk of a row is 8 consecutive floats of the tiled layout (dq_acc_off).
+        if (row && i < dq_rows) {
+            for (int c = l; c < (p.hd_qk >> 3); c += lanes) {
+                float* z = dq_acc + dq_acc_off(i, 8 * c, p.sq, p.hd_qk);
+                st_global_v4(z, 0u, 0u, 0u, 0u);
+                st_global_v4(z + 4, 0u, 0u, 0u, 0u);
+            }
+        }
     }
     if (p.relay != 0) {
         // [B][Hq][tiles] turn counters, then [B][Hk] block tickets.

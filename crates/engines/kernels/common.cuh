@@ -74,6 +74,17 @@ __device__ __forceinline__ float io_to_f32(io_t h) {
 #endif
 }
 
+// The two io-dtype elements of a 32-bit word as f32: the low half (the lower address) in lo.
+__device__ __forceinline__ void io2_to_f32(u32 w, float& lo, float& hi) {
+#if IS_BF16
+    asm("mov.b32 %0, %1;" : "=f"(lo) : "r"(w << 16));
+    asm("mov.b32 %0, %1;" : "=f"(hi) : "r"(w & 0xffff0000u));
+#else
+    lo = io_to_f32((io_t)(w & 0xffffu));
+    hi = io_to_f32((io_t)(w >> 16));
+#endif
+}
+
 __device__ __forceinline__ io_t f32_to_io(float f) {
     io_t r;
 #if IS_BF16
