@@ -35,16 +35,7 @@ pub(crate) unsafe fn launch_attn(
     params: &AttnParams,
 ) -> Result<(), CudaError> {
     // SAFETY: the caller guarantees the kernel signature and the buffers (see # Safety).
-    unsafe {
-        launch_one(
-            dev,
-            kernel,
-            grid,
-            kernel.build.smem_bytes,
-            params,
-            kernel.build.file.entry(),
-        )
-    }
+    unsafe { launch_one(dev, kernel, grid, params) }
 }
 
 /// Launches the convert kernel over a `[d0][d1][plane]` accumulator on `grid`.
@@ -61,23 +52,23 @@ pub(crate) unsafe fn launch_convert(
 ) -> Result<(), CudaError> {
     // SAFETY: see # Safety; the kernel walks each (d0, d1) plane in grid-stride steps and
     // touches no element past it.
-    unsafe { launch_one(dev, kernel, grid, 0, params, "rime_convert") }
+    unsafe { launch_one(dev, kernel, grid, params) }
 }
 
-/// Enqueues `kernel` on `dev`'s stream with `params` as its one by-value argument, as a
-/// programmatic dependent launch where the device has it (see the module docs).
+/// Enqueues `kernel` on `dev`'s stream with `params` as its one by-value argument and its
+/// build's dynamic shared memory, as a programmatic dependent launch where the device has it
+/// (see the module docs). Errors name the kernel's entry point.
 ///
 /// # Safety
 /// `P` must be the `repr(C)` struct the kernel takes by value, and the kernel must need no
-/// more than `smem_bytes` of dynamic shared memory (what its build was loaded with).
+/// more dynamic shared memory than its build was loaded with.
 unsafe fn launch_one<P>(
     dev: &CudaDevice,
     kernel: &Loaded,
     grid: (u32, u32, u32),
-    smem_bytes: u32,
     params: &P,
-    name: &'static str,
 ) -> Result<(), CudaError> {
+    let name = kernel.build.file.entry();
     dev.context()
         .bind_to_thread()
         .map_err(CudaError::driver(name))?;
@@ -97,7 +88,7 @@ unsafe fn launch_one<P>(
         blockDimX: kernel.build.threads,
         blockDimY: 1,
         blockDimZ: 1,
-        sharedMemBytes: smem_bytes,
+        sharedMemBytes: kernel.build.smem_bytes,
         hStream: dev.stream().cu_stream(),
         attrs: &mut attr,
         numAttrs: u32::from(pdl),
