@@ -1,20 +1,18 @@
 #!/usr/bin/env bash
-# Device call J1 (carry .device): times main (629d540) against rime_t1 and rime_t2 (the d128
-# main kernel on FROST's 64 x 64 tile with its warp grids (2, 1, 4), V in registers, and K too in
-# t2), rime_v4 (the dQ accumulator's layout for one 16-byte reduction a fragment) and v4t1
-# (both changes) on the standard no-bias rows and the sinks suite, in a mirrored order; the thd
-# suite main, v4; guarded spot checks (odd lengths) of t1 and v4; pick.py names the best for J2
-# in /tmp/best. (Cut to fit the device time left: v4t2, a second thd pair, d128 spot checks,
-# and FROST's three-call install: three requests that got no machine left too little for J3.)
+# Device call J1 (carry .device): times main (629d540) against rime_t1 (the d128 main kernel on
+# FROST's 64 x 64 tile with its warp grids (2, 1, 4), V in registers), rime_v4 (the dQ
+# accumulator's layout for one 16-byte reduction a fragment) and v4t1 (both changes) on the
+# standard no-bias rows and the sinks suite, in a mirrored order; guarded spot checks of t1 and
+# v4 (odd lengths; thd for v4); pick.py names the best for J2 in /tmp/best. (Cut to fit the
+# device time left after six requests that got no machine: rime_t2 (K in registers too), v4t2,
+# the thd timings, d128 spot checks, and FROST's three-call install.)
 source docs/gpu-runs/2026-12-05-d256/lib.sh J1
-for b in main t1 t2 v4 v4t1 v4t1 v4 t2 t1 main; do r=$(( $(ls $W | grep -c "^std_${b}_[0-9]*$") + 1 ))
+for b in main t1 v4 v4t1 v4t1 v4 t1 main; do r=$(( $(ls $W | grep -c "^std_${b}_[0-9]*$") + 1 ))
   step std_${b}_$r 60 /tmp/rime_$b bench --suite standard --filter "bias=none" --out $W/std_${b}_$r
   step sinks_${b}_$r 40 /tmp/rime_$b bench --suite sinks --out $W/sinks_${b}_$r
 done
-for b in main v4; do r=$(( $(ls $W | grep -c "^thd_${b}_[0-9]*$") + 1 ))
-  step thd_${b}_$r 60 /tmp/rime_$b bench --suite thd --out $W/thd_${b}_$r
-done
 step g_v4 60 /tmp/rime_v4 selftest --small --guards --require-gpu --filter s200
+step g_v4_thd 60 /tmp/rime_v4 selftest --small --guards --require-gpu --filter thd
 step g_t1 60 /tmp/rime_t1 selftest --small --guards --require-gpu --filter s200
-python3 docs/gpu-runs/2026-12-06-v4/pick.py $W /tmp/best t1 t2 v4 v4t1 > $W/pick.txt 2>&1
+python3 docs/gpu-runs/2026-12-06-v4/pick.py $W /tmp/best t1 v4 v4t1 > $W/pick.txt 2>&1
 save; cat $W/times.txt; cat $W/sha256.txt $W/pick.txt; tail -qn 1 $W/g_*.txt; grep -h "^FAIL" $W/g_*.txt | head -5
