@@ -3,7 +3,7 @@
 # FROST's 64 x 64 tile with its warp grids (2, 1, 4), V in registers), rime_v4 (the dQ
 # accumulator's layout for one 16-byte reduction a fragment) and v4t1 (both changes) on the
 # standard no-bias rows and the sinks suite, in a mirrored order; guarded spot checks of t1 and
-# v4 (odd lengths; thd for v4); pick.py names the best for J2 in /tmp/best. (Cut to fit the
+# v4 (odd lengths; padded head dims and thd for v4); pick.py names the best for J2 in /tmp/best. (Cut to fit the
 # device time left after six requests that got no machine: rime_t2 (K in registers too), v4t2,
 # the thd timings, d128 spot checks, and FROST's three-call install.)
 source docs/gpu-runs/2026-12-05-d256/lib.sh J1
@@ -12,6 +12,7 @@ for b in main t1 v4 v4t1 v4t1 v4 t1 main; do r=$(( $(ls $W | grep -c "^std_${b}_
   step sinks_${b}_$r 40 /tmp/rime_$b bench --suite sinks --out $W/sinks_${b}_$r
 done
 step g_v4 60 /tmp/rime_v4 selftest --small --guards --require-gpu --filter s200
+step g_v4_pad 30 /tmp/rime_v4 selftest --small --guards --require-gpu --filter pad-d
 step g_v4_thd 60 /tmp/rime_v4 selftest --small --guards --require-gpu --filter thd
 step g_t1 60 /tmp/rime_t1 selftest --small --guards --require-gpu --filter s200
 python3 docs/gpu-runs/2026-12-06-v4/pick.py $W /tmp/best t1 v4 v4t1 > $W/pick.txt 2>&1
