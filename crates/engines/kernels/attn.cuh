@@ -39,21 +39,25 @@ __device__ __forceinline__ i64 elem_off(u32 idx, i64 stride) {
 }
 
 // Offset of dQ element (row i, column d) in one (batch, head) plane of the f32 dQ accumulator,
-// `rows` x `cols` (cols a multiple of 8). Rows go in groups of 8; a group holds its 8-column
-// blocks one after the other, each block row-major (8 x 8 floats; the last group, n < 8 rows,
-// n x 8). So one warp's 8-byte reductions of an mma fragment (row g = lane / 4 of a group,
-// columns 2 (lane % 4) of a block) cover 64 consecutive floats, two 128-byte lines, where
-// row-major rows would put them on eight. One-to-one onto [0, rows x cols): the plane's size
-// is that of the row-major layout. bwd_main.cu adds in it, bwd_preprocess.cu zeroes it and
-// convert.cu reads it (ConvertParams::tiled).
+// `rows` x `cols` (cols a multiple of 8). Rows go in groups of 16, each group a contiguous range
+// of 16 x cols floats (the last group, n < 16 rows, n x cols) holding its 8-column blocks one
+// after the other. In a whole group a block is 128 floats in mma-fragment order: lane
+// (g = lane / 4, t = lane % 4) of a fragment holds (g, 2t), (g, 2t + 1), (g + 8, 2t),
+// (g + 8, 2t + 1), at 4 (4 g + t) + {0, 1, 2, 3}, so one warp's 16-byte reductions of a fragment
+// cover 512 consecutive bytes; the last group's blocks are row-major (n x 8), for 8-byte
+// reductions of each row's pair. One-to-one onto [0, rows x cols): the plane's size is that of
+// the row-major layout. bwd_main.cu adds in it, bwd_preprocess.cu zeroes its groups and
+// convert.cu reads it (ConvertParams::tiled); band_ranges.rs checks all of this on the host.
 // dq_acc_group: the rows n of row i's group; dq_acc_at: the offset of (i, d) in a group of n
 // rows (the next 8-column block starts n x 8 floats on).
 __device__ __forceinline__ int dq_acc_group(int i, int rows) {
-    const int left = rows - (i & ~7);
-    return left < 8 ? left : 8;
+    const int left = rows - (i & ~15);
+    return left < 16 ? left : 16;
 }
 __device__ __forceinline__ i64 dq_acc_at(int i, int d, int n, int cols) {
-    return elem_off(i & ~7, cols) + (d >> 3) * (n * 8) + (i & 7) * 8 + (d & 7);
+    const i64 block = elem_off(i & ~15, cols) + (d >> 3) * (n * 8);
+    return n == 16 ? block + ((i & 7) * 4 + ((d & 7) >> 1)) * 4 + (i & 8) / 4 + (d & 1)
+                   : block + (i & 15) * 8 + (d & 7);
 }
 __device__ __forceinline__ i64 dq_acc_off(int i, int d, int rows, int cols) {
     return dq_acc_at(i, d, dq_acc_group(i, rows), cols);

@@ -1035,35 +1035,37 @@ rime_bwd_main(const AttnParams p) {
 #endif
         {
             float* gdQ = (float*)p.dq_accum + elem_off((u32)b * p.hq + h, (i64)p.sq * p.hd_qk);
-            // Each lane adds its fragment as it is: two columns of row g with one 8-byte
-            // reduction, the same two of row g + 8 with another (no shuffles between lanes), in
-            // the accumulator's 8 x 8 tiled layout (dq_acc_off: a warp's reduction covers 256
-            // consecutive bytes). Rows past Sq and padded head-dim columns (the envelope's past
-            // hd_qk) are not stored; a tile with neither (the block-uniform test), whose row
-            // groups are all whole, adds without a test per reduction, which ptxas compiled to a
-            // branch around each one. Not in the ordered_dbias relay build (there the second copy
-            // of the loop spilled 4 B on sm_120, d128) nor in the biased d256 builds, which it
-            // took past 255 registers on sm_120 (4 B spilled) once the tiled addresses came in.
+            // Each lane adds its fragment as it is, (g, 2t), (g, 2t + 1), (g + 8, 2t),
+            // (g + 8, 2t + 1), with one 16-byte reduction: the accumulator's layout
+            // (dq_acc_off) keeps a fragment's four floats together in every whole group of 16
+            // rows, so a warp's reduction covers 512 consecutive bytes. Rows past Sq and padded
+            // head-dim columns (the envelope's past hd_qk) are not stored; a tile with neither
+            // (the block-uniform test) adds this way, without a test per reduction, which ptxas
+            // compiled to a branch around each one; the others test each row's pair. Not in the
+            // ordered_dbias relay build (there the second copy of the loop spilled 4 B on
+            // sm_120, d128) nor in the biased d256 builds, which it took past 255 registers on
+            // sm_120 (4 B spilled) once the tiled addresses came in.
             const bool whole = DBIAS_MODE != 3 && !(HEAD_DIM_QK == 256 && HAS_BIAS) &&
                                q0 + BLOCK_Q <= p.sq && p.hd_qk == HEAD_DIM_QK;
 #pragma unroll
             for (int mi = 0; mi < DQ_M / 16; ++mi) {
-                const int i = q0 + q_il0 + mi * 16 + g;  // row g of a group; i + 8 of the next
+                const int i = q0 + q_il0 + mi * 16 + g;  // row g of a group, i + 8 its pair
                 if (whole) {
-                    // Whole groups of 8 rows: block nt of the warp's columns is 64 floats on.
-                    float* row = gdQ + dq_acc_at(i, q_d0 + 2 * t, 8, p.hd_qk);
-                    float* row8 = row + 8 * p.hd_qk;
+                    // Whole groups of 16 rows: block nt of the warp's columns is 128 floats on.
+                    float* at = gdQ + dq_acc_at(i, q_d0 + 2 * t, 16, p.hd_qk);
 #pragma unroll
-                    for (int nt = 0; nt < DQ_N / 8; ++nt) {
-                        red_add_f32x2(row + nt * 64, dq[mi][nt][0], dq[mi][nt][1]);
-                        red_add_f32x2(row8 + nt * 64, dq[mi][nt][2], dq[mi][nt][3]);
-                    }
+                    for (int nt = 0; nt < DQ_N / 8; ++nt)
+                        red_add_f32x4(at + nt * 128, dq[mi][nt][0], dq[mi][nt][1],
+                                      dq[mi][nt][2], dq[mi][nt][3]);
                 } else {
-                    // The last group may be short (n < 8 rows): its blocks are 8 n floats
-                    // apart, a stride the loop adds rather than an offset per block.
-                    const int n = dq_acc_group(i, p.sq), n8 = dq_acc_group(i + 8, p.sq);
+                    // Two 8-byte reductions a fragment, row by row, each tested: in a whole
+                    // group row i + 8's pair is 2 floats after row i's, in a last, shorter one
+                    // (row-major blocks) 64. A group's blocks are 8 n floats apart, a stride the
+                    // loop adds rather than an offset per block. (One 16-byte reduction in whole
+                    // groups here took the biased d256 relay builds past 255 registers.)
+                    const int n = dq_acc_group(i, p.sq);
                     float* row = gdQ + dq_acc_at(i, q_d0 + 2 * t, n, p.hd_qk);
-                    float* row8 = gdQ + dq_acc_at(i + 8, q_d0 + 2 * t, n8, p.hd_qk);
+                    float* row8 = row + (n == 16 ? 2 : 64);
 #pragma unroll
                     for (int nt = 0; nt < DQ_N / 8; ++nt) {
                         if (q_d0 + nt * 8 < p.hd_qk) {
@@ -1071,7 +1073,7 @@ rime_bwd_main(const AttnParams p) {
                             if (i + 8 < p.sq) red_add_f32x2(row8, dq[mi][nt][2], dq[mi][nt][3]);
                         }
                         row += 8 * n;
-                        row8 += 8 * n8;
+                        row8 += 8 * n;
                     }
                 }
             }

@@ -16,7 +16,8 @@
 // chunks (1 to 32); each row gets that many lanes rounded up to a power of two, so a warp
 // reduces 32 / lanes rows at once, each over its own lanes with 16-byte loads (every row starts
 // 16-byte aligned: SMX005's strides, the engine's base and ragged-offset checks), and zeroes
-// the row's dQ-accumulator chunks of 8 floats with 16-byte stores. Each row's sum is in a fixed
+// one row's worth of the dQ accumulator (hd_qk floats of the plane, wherever the layout puts
+// them) with 16-byte stores. Each row's sum is in a fixed
 // order (chunk by chunk per lane, then a butterfly over its lanes). Every row below Sq is
 // written (grid = ceil(Sq / RIME_PRE_ROWS)), so no accumulator, delta or dSink-row element is
 // left unwritten. The dBias accumulator is zeroed by a grid-stride loop over all blocks. No
@@ -53,7 +54,10 @@ rime_bwd_preprocess(const AttnParams p) {
     const int per_pass = 32 / lanes;  // rows a warp reduces at once
     const int sub = lane / lanes, l = lane % lanes;
     const bool zero_dq = dq_acc != 0;
+    // The accumulator's groups of 16 rows are contiguous ranges (dq_acc_off), so zeroing the
+    // plane's first dq_zero x hd_qk floats zeroes every row below dq_rows.
     const int dq_rows = zero_dq ? rows_held(p.dq, q_len, p.sq) : 0;
+    const int dq_zero = min(p.sq, (dq_rows + 15) & ~15);
     // r0 is warp-uniform, so every lane reaches the shuffles below.
     for (int r0 = warp * per_pass; r0 < PRE_ROWS; r0 += PRE_WARPS * per_pass) {
         const int i = blockIdx.x * PRE_ROWS + r0 + sub;
@@ -86,11 +90,11 @@ rime_bwd_preprocess(const AttnParams p) {
                 dsink_rows[i] = counts ? -rime_exp2((sink - lse) * RIME_LOG2E) * acc : 0.f;
             }
         }
-        // A ragged dQ has no rows past q_len: the convert kernel never reads their sums. Each
-        // 8-column chunk of a row is 8 consecutive floats of the tiled layout (dq_acc_off).
-        if (row && i < dq_rows) {
+        // A ragged dQ has no rows past q_len (the convert kernel stores none of their sums):
+        // only the groups holding rows below it are zeroed, row-sized range by range.
+        if (row && i < dq_zero) {
             for (int c = l; c < (p.hd_qk >> 3); c += lanes) {
-                float* z = dq_acc + dq_acc_off(i, 8 * c, p.sq, p.hd_qk);
+                float* z = dq_acc + (i64)i * p.hd_qk + 8 * c;
                 st_global_v4(z, 0u, 0u, 0u, 0u);
                 st_global_v4(z + 4, 0u, 0u, 0u, 0u);
             }

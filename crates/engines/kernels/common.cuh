@@ -253,6 +253,20 @@ __device__ __forceinline__ void red_add_f32(float* p, float v) {
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }
 
+// Adds four consecutive floats (16-byte aligned address); one reduction on sm_90 and newer.
+__device__ __forceinline__ void red_add_f32x4(float* p, float a, float b, float c, float d) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b),
+                 "f"(c), "f"(d)
+                 : "memory");
+#else
+    red_add_f32(p, a);
+    red_add_f32(p + 1, b);
+    red_add_f32(p + 2, c);
+    red_add_f32(p + 3, d);
+#endif
+}
+
 // Adds two consecutive floats (8-byte aligned address); one reduction on sm_90 and newer.
 __device__ __forceinline__ void red_add_f32x2(float* p, float a, float b) {
 #if __CUDA_ARCH__ >= 900

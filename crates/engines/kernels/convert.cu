@@ -3,9 +3,10 @@
 //   dst[a][c][i][j] = scale * sum over k < parts of src[k][a][c][i][j], f32 -> io dtype
 // src is `parts` compact f32 arrays [D0][D1][D2][D3], part_stride elements apart, summed in
 // ascending k (a fixed order: bitwise reproducible), each (D0, D1) plane row-major or, with
-// p.tiled (the dQ accumulator), in attn.cuh's dq_acc_off layout, whose 8-column blocks of a
-// row are 8 consecutive floats too; dst is the user's tensor with strides (last dim
-// contiguous). Used for dQ (src = dQ accum, parts 1, scale = attn scale, dims B, Hq, Sq, Dqk),
+// p.tiled (the dQ accumulator), in attn.cuh's dq_acc_off layout (in a whole group of 16 rows
+// an 8-column block holds rows i and i + 8 interleaved in 16 consecutive floats, so one step
+// converts both; in a last, shorter group a row's 8 columns are 8 consecutive floats); dst is
+// the user's tensor with strides (last dim contiguous). Used for dQ (src = dQ accum, parts 1, scale = attn scale, dims B, Hq, Sq, Dqk),
 // for broadcast dBias (src = dBias accum, parts 1, scale 1, dims bias_b, bias_h, Sq, Skv) and
 // for the ordered_dbias route's dBias (src = the partials, one part per (batch, head) the bias
 // broadcasts over).
@@ -23,6 +24,44 @@
 // offset and has rows i < its sequence length only; the rows past it are not written.
 //
 // Defines: IS_BF16.
+
+// One 16-byte store of 8 consecutive elements of a dst row: scale, convert.
+__device__ __forceinline__ void store_row_vec(const ConvertParams& p, io_t* d, const float* acc) {
+    st_global_v4(d, pack_io2(acc[0] * p.scale, acc[1] * p.scale),
+                 pack_io2(acc[2] * p.scale, acc[3] * p.scale),
+                 pack_io2(acc[4] * p.scale, acc[5] * p.scale),
+                 pack_io2(acc[6] * p.scale, acc[7] * p.scale));
+}
+
+// Rows i and i + 8 (i % 16 < 8) of 8-column block j of a whole group of the dQ accumulator:
+// 16 consecutive floats (dq_acc_off), 4 (4 g + t) + {0, 1} row i's columns 2t, 2t + 1 and
+// + {2, 3} row i + 8's. Row i + 8 is stored only below `rows` (a ragged dQ's length).
+__device__ __forceinline__ void convert_row_pair(const ConvertParams& p, const float* src,
+                                                 io_t* dst, int i, int j, i64 rows) {
+    const float* s = src + dq_acc_at(i, j * RIME_CONVERT_VEC, 16, p.d3);
+    u32 w[16];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) ld_global_nc_v4(s + 4 * q, w + 4 * q);
+    float acc[16];
+#pragma unroll
+    for (int e = 0; e < 16; ++e) acc[e] = __uint_as_float(w[e]);
+    for (int k = 1; k < p.parts; ++k) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) ld_global_nc_v4(s + k * p.part_stride + 4 * q, w + 4 * q);
+#pragma unroll
+        for (int e = 0; e < 16; ++e) acc[e] += __uint_as_float(w[e]);
+    }
+    float lo[8], hi[8];
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+        lo[2 * t] = acc[4 * t];
+        lo[2 * t + 1] = acc[4 * t + 1];
+        hi[2 * t] = acc[4 * t + 2];
+        hi[2 * t + 1] = acc[4 * t + 3];
+    }
+    store_row_vec(p, dst + (i64)i * p.s2 + j * RIME_CONVERT_VEC, lo);
+    if (i + 8 < rows) store_row_vec(p, dst + (i64)(i + 8) * p.s2 + j * RIME_CONVERT_VEC, hi);
+}
 
 extern "C" __global__ void __launch_bounds__(RIME_CONVERT_THREADS)
 rime_convert(const ConvertParams p) {
@@ -51,26 +90,29 @@ rime_convert(const ConvertParams p) {
         i64 i = first / row_vecs;
         int j = (int)(first - i * row_vecs);
         for (i64 v = first; v < vecs; v += step) {
-            const float* s = src + (p.tiled ? dq_acc_off((int)i, j * RIME_CONVERT_VEC,
-                                                         plane_rows, p.d3)
-                                            : i * p.d3 + j * RIME_CONVERT_VEC);
-            u32 w[8];
-            ld_global_nc_v4(s, w);
-            ld_global_nc_v4(s + 4, w + 4);
-            float acc[8];
+            // In a whole group of the dQ accumulator (dq_acc_off) rows i and i + 8 of a block
+            // interleave in 16 consecutive floats: row i's step takes both, row i + 8's none.
+            const int group = p.tiled ? dq_acc_group((int)i, plane_rows) : 0;
+            if (group == 16) {
+                if ((i & 8) == 0) convert_row_pair(p, src, dst, (int)i, j, rows);
+            } else {
+                const float* s =
+                    src + (p.tiled ? dq_acc_at((int)i, j * RIME_CONVERT_VEC, group, p.d3)
+                                   : i * p.d3 + j * RIME_CONVERT_VEC);
+                u32 w[8];
+                ld_global_nc_v4(s, w);
+                ld_global_nc_v4(s + 4, w + 4);
+                float acc[8];
 #pragma unroll
-            for (int e = 0; e < 8; ++e) acc[e] = __uint_as_float(w[e]);
-            for (int k = 1; k < p.parts; ++k) {
-                ld_global_nc_v4(s + k * p.part_stride, w);
-                ld_global_nc_v4(s + k * p.part_stride + 4, w + 4);
+                for (int e = 0; e < 8; ++e) acc[e] = __uint_as_float(w[e]);
+                for (int k = 1; k < p.parts; ++k) {
+                    ld_global_nc_v4(s + k * p.part_stride, w);
+                    ld_global_nc_v4(s + k * p.part_stride + 4, w + 4);
 #pragma unroll
-                for (int e = 0; e < 8; ++e) acc[e] += __uint_as_float(w[e]);
+                    for (int e = 0; e < 8; ++e) acc[e] += __uint_as_float(w[e]);
+                }
+                store_row_vec(p, dst + i * p.s2 + j * RIME_CONVERT_VEC, acc);
             }
-            st_global_v4(dst + i * p.s2 + j * RIME_CONVERT_VEC,
-                         pack_io2(acc[0] * p.scale, acc[1] * p.scale),
-                         pack_io2(acc[2] * p.scale, acc[3] * p.scale),
-                         pack_io2(acc[4] * p.scale, acc[5] * p.scale),
-                         pack_io2(acc[6] * p.scale, acc[7] * p.scale));
             i += step_i;
             j += step_j;
             if (j >= row_vecs) {

@@ -227,8 +227,9 @@ abi_struct! {
         scale: f32,
         /// How many parts are summed (1: a plain conversion).
         parts: i32,
-        /// 1: each `src` plane is in the dQ accumulator's 8 x 8 tiled layout (attn.cuh's
-        /// `dq_acc_off`, rows = `plane / d3`); 0: row-major.
+        /// 1: each `src` plane is in the dQ accumulator's tiled layout (attn.cuh's
+        /// `dq_acc_off`: groups of 16 rows, blocks in mma-fragment order; rows = `plane / d3`);
+        /// 0: row-major.
         tiled: i32,
         /// Workspace address of the destination's B + 1 i64 element offsets when it is ragged
         /// (dim 0 is the batch), else 0.

@@ -12,8 +12,9 @@
 //!   so an element read but never written would be garbage from an earlier run). The dBias
 //!   reduction reads `walked_rows_of`'s rows of each KV tile, in every column below Skv; with
 //!   the first check (every kept element is walked) that makes its sum complete.
-//! - the f32 dQ accumulator's tiled layout (`dq_acc_off`) is one-to-one onto the plane, and a
-//!   warp's reduction of one fragment covers consecutive floats, as bwd_main.cu assumes.
+//! - the f32 dQ accumulator's tiled layout (`dq_acc_off`) is one-to-one onto the plane, each
+//!   group of 16 rows is a contiguous range, and a warp's reduction of one fragment covers
+//!   consecutive floats, as bwd_main.cu, bwd_preprocess.cu and convert.cu assume.
 //!
 //! No GPU is needed; the sweep is a fixed pseudo-random table (the same every run).
 
@@ -126,9 +127,11 @@ static void check(Sweep& s, const char* name, const AttnParams& p) {
 
 // The dQ accumulator's layout (dq_acc_off): one-to-one onto [0, rows x cols) for every plane,
 // the row-major plane's size, so the workspace region and the convert's planes are unchanged;
-// and each warp's 8-byte reduction of a fragment (row g = lane / 4 of a group, columns
-// 2 (lane % 4) + {0, 1} of an 8-column block) covers 64 consecutive floats (fewer in a last
-// group of fewer rows), as bwd_main.cu's untested path assumes.
+// each group of 16 rows is the contiguous range of its rows' row-major floats, as
+// bwd_preprocess.cu's zeroing assumes; in a whole group a fragment's lane (g = lane / 4,
+// t = lane % 4) finds (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1) at 4 consecutive floats,
+// 4 lane on from the block's first, as bwd_main.cu's 16-byte reductions and convert.cu's row
+// pairs assume; in a last, shorter group each row's 8 columns of a block are consecutive.
 static int check_dq_layout() {
     int fails = 0;
     for (int rows = 1; rows <= 70; ++rows)
@@ -138,16 +141,27 @@ static int check_dq_layout() {
                 for (int d = 0; d < cols; ++d) {
                     const i64 o = dq_acc_off(i, d, rows, cols);
                     if (o < 0 || o >= (i64)rows * cols || hit[o]++) ++fails;
+                    const int i0 = i & ~15;
+                    const int n = rows - i0 < 16 ? rows - i0 : 16;
+                    if (o < (i64)i0 * cols || o >= (i64)(i0 + n) * cols) ++fails;
                 }
-            for (int i0 = 0; i0 < rows; i0 += 8)
+            for (int i0 = 0; i0 < rows; i0 += 16)
                 for (int d0 = 0; d0 < cols; d0 += 8) {
-                    const int n = rows - i0 < 8 ? rows - i0 : 8;
+                    const int n = rows - i0 < 16 ? rows - i0 : 16;
                     const i64 first = dq_acc_off(i0, d0, rows, cols);
-                    for (int lane = 0; lane < 4 * n; ++lane)
-                        for (int e = 0; e < 2; ++e)
-                            if (dq_acc_off(i0 + lane / 4, d0 + 2 * (lane % 4) + e, rows, cols) !=
-                                first + 2 * lane + e)
-                                ++fails;
+                    if (n == 16) {
+                        for (int lane = 0; lane < 32; ++lane)
+                            for (int e = 0; e < 4; ++e)
+                                if (dq_acc_off(i0 + lane / 4 + 8 * (e / 2),
+                                               d0 + 2 * (lane % 4) + e % 2, rows, cols) !=
+                                    first + 4 * lane + e)
+                                    ++fails;
+                    } else {
+                        for (int r = 0; r < n; ++r)
+                            for (int c = 0; c < 8; ++c)
+                                if (dq_acc_off(i0 + r, d0 + c, rows, cols) != first + 8 * r + c)
+                                    ++fails;
+                    }
                 }
         }
     std::printf("dq_acc_off: %d failures\n", fails);
