@@ -17,8 +17,8 @@
 // reduces 32 / lanes rows at once, each over its own lanes with 16-byte loads (every row starts
 // 16-byte aligned: SMX005's strides, the engine's base and ragged-offset checks), and zeroes
 // one row's worth of the dQ accumulator (hd_qk floats of the plane, wherever the layout puts
-// them) with 16-byte stores. Each row's sum is in a fixed
-// order (chunk by chunk per lane, then a butterfly over its lanes). Every row below Sq is
+// them) with 16-byte stores. Each row's sum is in a fixed order (chunk by chunk per lane, then
+// a butterfly over its lanes). Every row below Sq is
 // written (grid = ceil(Sq / RIME_PRE_ROWS)), so no accumulator, delta or dSink-row element is
 // left unwritten. The dBias accumulator is zeroed by a grid-stride loop over all blocks. No
 // shared memory.

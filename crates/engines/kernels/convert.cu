@@ -6,7 +6,8 @@
 // p.tiled (the dQ accumulator), in attn.cuh's dq_acc_off layout (in a whole group of 16 rows
 // an 8-column block holds rows i and i + 8 interleaved in 16 consecutive floats, so one step
 // converts both; in a last, shorter group a row's 8 columns are 8 consecutive floats); dst is
-// the user's tensor with strides (last dim contiguous). Used for dQ (src = dQ accum, parts 1, scale = attn scale, dims B, Hq, Sq, Dqk),
+// the user's tensor with strides (last dim contiguous). Used for dQ (src = dQ accum, parts 1,
+// scale = attn scale, dims B, Hq, Sq, Dqk),
 // for broadcast dBias (src = dBias accum, parts 1, scale 1, dims bias_b, bias_h, Sq, Skv) and
 // for the ordered_dbias route's dBias (src = the partials, one part per (batch, head) the bias
 // broadcasts over).
@@ -25,6 +26,23 @@
 //
 // Defines: IS_BF16.
 
+// acc = the sum over parts of the N consecutive floats (N a multiple of 4, 16-byte aligned) at s,
+// in ascending part order.
+template <int N>
+__device__ __forceinline__ void sum_parts(const ConvertParams& p, const float* s, float* acc) {
+    u32 w[N];
+#pragma unroll
+    for (int q = 0; q < N / 4; ++q) ld_global_nc_v4(s + 4 * q, w + 4 * q);
+#pragma unroll
+    for (int e = 0; e < N; ++e) acc[e] = __uint_as_float(w[e]);
+    for (int k = 1; k < p.parts; ++k) {
+#pragma unroll
+        for (int q = 0; q < N / 4; ++q) ld_global_nc_v4(s + k * p.part_stride + 4 * q, w + 4 * q);
+#pragma unroll
+        for (int e = 0; e < N; ++e) acc[e] += __uint_as_float(w[e]);
+    }
+}
+
 // One 16-byte store of 8 consecutive elements of a dst row: scale, convert.
 __device__ __forceinline__ void store_row_vec(const ConvertParams& p, io_t* d, const float* acc) {
     st_global_v4(d, pack_io2(acc[0] * p.scale, acc[1] * p.scale),
@@ -38,19 +56,8 @@ __device__ __forceinline__ void store_row_vec(const ConvertParams& p, io_t* d, c
 // + {2, 3} row i + 8's. Row i + 8 is stored only below `rows` (a ragged dQ's length).
 __device__ __forceinline__ void convert_row_pair(const ConvertParams& p, const float* src,
                                                  io_t* dst, int i, int j, i64 rows) {
-    const float* s = src + dq_acc_at(i, j * RIME_CONVERT_VEC, 16, p.d3);
-    u32 w[16];
-#pragma unroll
-    for (int q = 0; q < 4; ++q) ld_global_nc_v4(s + 4 * q, w + 4 * q);
     float acc[16];
-#pragma unroll
-    for (int e = 0; e < 16; ++e) acc[e] = __uint_as_float(w[e]);
-    for (int k = 1; k < p.parts; ++k) {
-#pragma unroll
-        for (int q = 0; q < 4; ++q) ld_global_nc_v4(s + k * p.part_stride + 4 * q, w + 4 * q);
-#pragma unroll
-        for (int e = 0; e < 16; ++e) acc[e] += __uint_as_float(w[e]);
-    }
+    sum_parts<16>(p, src + dq_acc_at(i, j * RIME_CONVERT_VEC, 16, p.d3), acc);
     float lo[8], hi[8];
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
@@ -96,21 +103,12 @@ rime_convert(const ConvertParams p) {
             if (group == 16) {
                 if ((i & 8) == 0) convert_row_pair(p, src, dst, (int)i, j, rows);
             } else {
-                const float* s =
-                    src + (p.tiled ? dq_acc_at((int)i, j * RIME_CONVERT_VEC, group, p.d3)
-                                   : i * p.d3 + j * RIME_CONVERT_VEC);
-                u32 w[8];
-                ld_global_nc_v4(s, w);
-                ld_global_nc_v4(s + 4, w + 4);
                 float acc[8];
-#pragma unroll
-                for (int e = 0; e < 8; ++e) acc[e] = __uint_as_float(w[e]);
-                for (int k = 1; k < p.parts; ++k) {
-                    ld_global_nc_v4(s + k * p.part_stride, w);
-                    ld_global_nc_v4(s + k * p.part_stride + 4, w + 4);
-#pragma unroll
-                    for (int e = 0; e < 8; ++e) acc[e] += __uint_as_float(w[e]);
-                }
+                sum_parts<RIME_CONVERT_VEC>(
+                    p,
+                    src + (p.tiled ? dq_acc_at((int)i, j * RIME_CONVERT_VEC, group, p.d3)
+                                   : i * p.d3 + j * RIME_CONVERT_VEC),
+                    acc);
                 store_row_vec(p, dst + i * p.s2 + j * RIME_CONVERT_VEC, acc);
             }
             i += step_i;
