@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The device tool carries the working tree and the named ignored paths, 64 MiB at most; the run
+# records here (docs/gpu-runs, ~32 MB) plus one of FROST's carries (25-31 MB) are over it. For
+# such a call: `bash docs/gpu-runs/2026-12-05-d256/hold.sh out FOLDER` moves every folder and
+# file of docs/gpu-runs except this one (its lib.sh) and FOLDER (the call's scripts) to
+# /tmp/gr_hold, `... hold.sh back` returns them. Never commit between the two: git would see
+# the records deleted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+hold=/tmp/gr_hold
+if [ "${1:-}" = out ]; then
+  keep=${2:?usage: hold.sh out FOLDER | hold.sh back}
+  test -d "$keep" || { echo "no folder docs/gpu-runs/$keep" >&2; exit 2; }
+  mkdir -p $hold
+  for d in *; do case $d in 2026-12-05-d256|"$keep") ;; *) mv "$d" $hold/;; esac; done
+elif [ "${1:-}" = back ]; then
+  test -d $hold || { echo "nothing held in $hold" >&2; exit 2; }
+  for d in $hold/*; do mv "$d" .; done
+  rmdir $hold
+else
+  echo "usage: hold.sh out FOLDER | hold.sh back" >&2; exit 2
+fi
+ls | wc -l
