@@ -12,6 +12,8 @@ step() { local n=$1 t=$2; shift 2; echo "$(date -u +%FT%TZ) start $n" >> $W/time
   if declare -F "$1" >/dev/null; then "$@"; else timeout $t "$@"; fi > $W/$n.txt 2>&1; local rc=$?  # before any $(...), which would reset $?
   echo "$(date -u +%FT%TZ) rc=$rc end $n" >> $W/times.txt; save; }
 nvidia-smi > $W/gpu.txt 2>&1
+# compute-sanitizer (CS), from PATH or CUDA's own bin.
+CS=compute-sanitizer; command -v $CS >/dev/null || CS=/usr/local/cuda/bin/compute-sanitizer
 for x in .device/x/rime_*.xz; do
   test -f $x || continue; b=/tmp/$(basename $x .xz); test -x $b || { xz -dc $x > $b && chmod +x $b; }
 done

@@ -6,7 +6,6 @@
 # the 192/128 rows of the standard suite pinned to atomic and to two_kernel on head and main.
 source docs/gpu-runs/2026-12-05-d256/lib.sh L1
 step frost_keep 30 frost_keep
-CS=compute-sanitizer; command -v $CS >/dev/null || CS=/usr/local/cuda/bin/compute-sanitizer
 step race_s200 150 $CS --tool racecheck --racecheck-report all /tmp/rime_head selftest --small --require-gpu --filter s200
 step race_thd 150 $CS --tool racecheck --racecheck-report all /tmp/rime_head selftest --small --require-gpu --filter thd
 for b in head main main head; do r=$(( $(ls $W | grep -c "^d256_${b}_[0-9]*$") + 1 ))

@@ -4,7 +4,6 @@
 # sweep (every route), determinism, memcheck of the odd-length and thd cases.
 source docs/gpu-runs/2026-12-05-d256/lib.sh L2
 step frost_install_a 120 frost_a
-CS=compute-sanitizer; command -v $CS >/dev/null || CS=/usr/local/cuda/bin/compute-sanitizer
 step guards 300 /tmp/rime_head selftest --small --guards --require-gpu
 step det 80 /tmp/rime_head selftest --determinism --small --require-gpu
 step mem_s200 60 $CS --tool memcheck /tmp/rime_head selftest --small --require-gpu --filter s200
