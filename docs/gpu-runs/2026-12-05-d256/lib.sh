@@ -1,15 +1,20 @@
 # Shared by this folder's device calls: `source docs/gpu-runs/2026-12-05-d256/lib.sh NAME` sets W
-# (the call's work folder, tarred to $OUT/NAME.tgz after every step), unpacks every carried
-# binary .device/x/rime_*.xz into /tmp once per machine (sha256 of each printed to sha256.txt)
-# and defines `step LABEL SECONDS CMD...`: CMD's output goes to $W/LABEL.txt, its start, end and
-# exit status to $W/times.txt (SECONDS bounds CMD unless it is a shell function, which timeout
-# cannot run).
+# (the call's work folder, tarred to $OUT/NAME.tgz after every step and every 20 s within one),
+# unpacks every carried binary .device/x/rime_*.xz into /tmp once per machine (sha256 of each
+# printed to sha256.txt) and defines `step LABEL SECONDS CMD...`: CMD's output goes to
+# $W/LABEL.txt, its start, end and exit status to $W/times.txt (SECONDS bounds CMD unless it is a
+# shell function, which timeout cannot run).
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} RIME_KERNEL_CACHE=/tmp/rk PYTHONUNBUFFERED=1
 CALL=$1; W=/tmp/w_$CALL; mkdir -p $W
-save() { tar -czf $OUT/$CALL.tgz -C $W . 2>/dev/null; }
+# save writes a whole archive and renames it, so a call killed mid-save still returns the last one.
+save() { tar -czf $OUT/$CALL.part.tgz -C $W . 2>/dev/null && mv -f $OUT/$CALL.part.tgz $OUT/$CALL.tgz; }
+# A step also saves every 20 s while it runs: a call killed at its limit keeps the running
+# step's output so far (call M3 returned nothing when its first step outlived the limit).
 step() { local n=$1 t=$2; shift 2; echo "$(date -u +%FT%TZ) start $n" >> $W/times.txt
+  ( while sleep 20; do save; done ) & local saver=$!
   if declare -F "$1" >/dev/null; then "$@"; else timeout $t "$@"; fi > $W/$n.txt 2>&1; local rc=$?  # before any $(...), which would reset $?
+  kill $saver 2>/dev/null; wait $saver 2>/dev/null
   echo "$(date -u +%FT%TZ) rc=$rc end $n" >> $W/times.txt; save; }
 nvidia-smi > $W/gpu.txt 2>&1
 # compute-sanitizer (CS), from PATH or CUDA's own bin.
