@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """FROST time / rime time per bf16 row, and the median, of the non-deterministic no-bias rows of
 the standard suite and the non-deterministic rows of the sinks suite of one call. usage:
-frost_rows.py CALL_DIR [RUN] (with std_RUN/, sinks_RUN/ from `rime bench --out`, RUN
+frost_rows.py CALL_DIR [RUN [FROST_RUN]] (with std_RUN/, sinks_RUN/ from `rime bench --out`, RUN
 "final" unless given, and frost_std.jsonl, frost_sinks.jsonl from FROST's peer on their
-cases.json)."""
+cases.json; with FROST_RUN, frost_std_FROST_RUN.jsonl and frost_sinks_FROST_RUN.jsonl)."""
 import json, statistics, sys
 sys.path.insert(0, __file__.rsplit("/docs/", 1)[0] + "/benches")
 import join_peers as jp
@@ -25,11 +25,12 @@ def rows(rd, fj, pred):
 
 d = sys.argv[1]
 run = sys.argv[2] if len(sys.argv) > 2 else "final"
+frost = "_" + sys.argv[3] if len(sys.argv) > 3 else ""
 for lab, suite, pred in [
     ("standard, no bias, non-deterministic", "std", lambda c: c["bias"] == "none" and not c["deterministic"]),
     ("sinks, non-deterministic", "sinks", lambda c: not c["deterministic"]),
 ]:
-    r = rows(f"{d}/{suite}_{run}", f"{d}/frost_{suite}.jsonl", pred)
+    r = rows(f"{d}/{suite}_{run}", f"{d}/frost_{suite}{frost}.jsonl", pred)
     for n, ro, a, f, q in r:
         print(f"{n:58s} {ro:10s} rime {a:.3f} frost {f:.3f} {q:.3f}")
     v = [q for *_, q in r]
