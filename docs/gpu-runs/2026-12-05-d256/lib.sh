@@ -1,7 +1,7 @@
 # Shared by this folder's device calls: `source docs/gpu-runs/2026-12-05-d256/lib.sh NAME` sets W
 # (the call's work folder, tarred to $OUT/NAME.tgz after every step and every 20 s within one),
 # unpacks every carried binary .device/x/rime_*.xz into /tmp once per machine (sha256 of each
-# printed to sha256.txt) and defines `step LABEL SECONDS CMD...`: CMD's output goes to
+# printed to sha256.txt) and defines `step LABEL SECONDS CMD...` (and `turn`, below): CMD's output goes to
 # $W/LABEL.txt, its start, end and exit status to $W/times.txt (SECONDS bounds CMD unless it is a
 # shell function, which timeout cannot run).
 set -u
@@ -16,6 +16,10 @@ step() { local n=$1 t=$2; shift 2; echo "$(date -u +%FT%TZ) start $n" >> $W/time
   if declare -F "$1" >/dev/null; then "$@"; else timeout $t "$@"; fi > $W/$n.txt 2>&1; local rc=$?  # before any $(...), which would reset $?
   kill $saver 2>/dev/null; wait $saver 2>/dev/null
   echo "$(date -u +%FT%TZ) rc=$rc end $n" >> $W/times.txt; save; }
+# turn PREFIX SECONDS BIN ARGS...: step PREFIX_BIN_R running /tmp/rime_BIN ARGS --out $W/PREFIX_BIN_R,
+# R one more than the PREFIX_BIN_*.txt logs already in $W (for binaries timed in turn).
+turn() { local p=$1 t=$2 b=$3; shift 3; local r=$(( $(ls $W | grep -c "^${p}_${b}_[0-9]*\.txt$") + 1 ))
+  step ${p}_${b}_$r $t /tmp/rime_$b "$@" --out $W/${p}_${b}_$r; }
 nvidia-smi > $W/gpu.txt 2>&1
 # compute-sanitizer (CS), from PATH or CUDA's own bin.
 CS=compute-sanitizer; command -v $CS >/dev/null || CS=/usr/local/cuda/bin/compute-sanitizer

@@ -6,7 +6,5 @@
 source docs/gpu-runs/2026-12-05-d256/lib.sh N2
 step frost_install_a 120 frost_a
 for route in atomic relay; do for b in head main main head; do
-  r=$(( $(ls $W | grep -c "^d256_${route}_${b}_[0-9]*$") + 1 ))
-  step d256_${route}_${b}_$r 90 /tmp/rime_$b bench --suite d256 --route $route --out $W/d256_${route}_${b}_$r
-done; done
+  turn d256_$route 90 $b bench --suite d256 --route $route; done; done
 save; cat $W/times.txt; tail -qn 2 $W/frost_install_a.txt

@@ -5,13 +5,11 @@
 # rest on one FROST run); then the d256 suite on head and FROST on its cases.
 source docs/gpu-runs/2026-12-05-d256/lib.sh N3
 step frost_install_b 120 frost_b
-head_rows() { local r=$(( $(ls $W | grep -c "^std_head_[0-9]*$") + 1 ))
-  step std_head_$r 60 /tmp/rime_head bench --suite standard --filter "bias=none" --out $W/std_head_$r
-  step sinks_head_$r 40 /tmp/rime_head bench --suite sinks --out $W/sinks_head_$r; }
+head_rows() { turn std 60 head bench --suite standard --filter "bias=none"; turn sinks 40 head bench --suite sinks; }
 for f in 1 2; do head_rows
   step frost_std_$f 150 frost_peer $W/std_head_1/cases.json $W/frost_std_$f.jsonl 150
   step frost_sinks_$f 70 frost_peer $W/sinks_head_1/cases.json $W/frost_sinks_$f.jsonl 70
 done; head_rows
-step d256_head_1 60 /tmp/rime_head bench --suite d256 --out $W/d256_head_1
+turn d256 60 head bench --suite d256
 step frost_d256 90 frost_peer $W/d256_head_1/cases.json $W/frost_d256.jsonl 90
 save; cat $W/times.txt; wc -l $W/frost_*.jsonl; grep -h refused $W/frost_*.jsonl | head -3
