@@ -3,8 +3,8 @@
 # records here (docs/gpu-runs, ~32 MB) plus one of FROST's carries (25-31 MB) are over it. For
 # such a call: `bash docs/gpu-runs/2026-12-05-d256/hold.sh out FOLDER` moves every folder and
 # file of docs/gpu-runs except FOLDER (the call's scripts) and this folder's lib.sh and hold.sh,
-# and fuzz/corpus, to /tmp/gr_hold, `... hold.sh back` returns them. Never commit between the two: git would see
-# the records deleted.
+# and fuzz/corpus, to /tmp/gr_hold, `... hold.sh back` returns them. Never commit between the
+# two: git would see the records deleted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hold=/tmp/gr_hold

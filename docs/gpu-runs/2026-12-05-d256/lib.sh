@@ -1,9 +1,9 @@
 # Shared by this folder's device calls: `source docs/gpu-runs/2026-12-05-d256/lib.sh NAME` sets W
 # (the call's work folder, tarred to $OUT/NAME.tgz after every step and every 20 s within one),
 # unpacks every carried binary .device/x/rime_*.xz into /tmp once per machine (sha256 of each
-# printed to sha256.txt) and defines `step LABEL SECONDS CMD...` (and `turn`, below): CMD's output goes to
-# $W/LABEL.txt, its start, end and exit status to $W/times.txt (SECONDS bounds CMD unless it is a
-# shell function, which timeout cannot run).
+# printed to sha256.txt) and defines `step LABEL SECONDS CMD...` (and `turn`, below): CMD's
+# output goes to $W/LABEL.txt, its start, end and exit status to $W/times.txt (SECONDS bounds
+# CMD unless it is a shell function, which timeout cannot run).
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} RIME_KERNEL_CACHE=/tmp/rk PYTHONUNBUFFERED=1
 CALL=$1; W=/tmp/w_$CALL; mkdir -p $W

@@ -23,7 +23,8 @@ def rows(rime_results, frost_files, pred):
     for fj in frost_files:
         for p in map(json.loads, open(fj)):
             if "case" in p and p.get("ms"):
-                frost[jp.key(p["case"])] = min(p["ms"], frost.get(jp.key(p["case"]), 1e9))
+                k = jp.key(p["case"])
+                frost[k] = min(p["ms"], frost.get(k, 1e9))
     return [(n, ro, a, frost[k], frost[k] / a) for k, (n, ro, a) in rime.items() if k in frost]
 
 

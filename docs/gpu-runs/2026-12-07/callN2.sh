@@ -3,9 +3,10 @@
 # part B; FROST measured twice against rime_head in one call on the standard suite's no-bias rows
 # and the sinks suite, interleaved head, FROST, head, FROST, head (J3's FROST / rime of 1.159 and
 # 1.186 rest on one FROST run); the d256 suite on head and FROST on its cases; then the d256
-# suite pinned to atomic and to relay (the d256 builds with the 16-byte dQ reductions; M1b's
-# d256 A/B ran every row on two_kernel, whose kernel has none) on rime_head and rime_main
-# (629d540, before them), order head, main, main, head.
+# suite pinned to atomic and to relay (the d256 builds with dQ reductions, 16-byte ones in the
+# no-bias builds only; M1b's d256 A/B ran every row on two_kernel, whose kernel has none) on
+# rime_head and rime_main (629d540, before the fragment-order accumulator), order head, main,
+# main, head. (Comment corrected after the run; the commands are as they ran.)
 source docs/gpu-runs/2026-12-05-d256/lib.sh N2
 step frost_install_b 120 frost_b
 head_rows() { turn std 60 head bench --suite standard --filter "bias=none"; turn sinks 40 head bench --suite sinks; }
