@@ -72,9 +72,9 @@
 // (COPY_THREADS, below), not by all of them.
 // The bias tile of the next step is staged in sP (cp.async) once every warp is past dV, so that
 // its load overlaps dK, dQ and the reductions; product 1 reads it from there.
-// dQ partial sums leave as 8-byte vector reductions (sm_90+) straight from the fragments, as do
-// broadcast-dBias partial sums from the dS fragments (DBIAS_MODE 3: 8-byte stores of the same
-// pairs).
+// dQ partial sums leave as 16-byte vector reductions (sm_90+) straight from the fragments (two
+// 8-byte ones in a group of rows that Sq cuts short), broadcast-dBias partial sums as 8-byte
+// ones from the dS fragments (DBIAS_MODE 3: 8-byte stores of the same pairs).
 //
 // Shared memory (dynamic, 16-bit elements, rows padded by 8 elements: conflict-free ldmatrix)
 // plus f32 rows:
@@ -1041,8 +1041,9 @@ rime_bwd_main(const AttnParams p) {
             // rows, so a warp's reduction covers 512 consecutive bytes. Rows past Sq and padded
             // head-dim columns (the envelope's past hd_qk) are not stored; a tile with neither
             // (the block-uniform test) adds this way, without a test per reduction, which ptxas
-            // compiled to a branch around each one; the others test each row's pair. Not in the
-            // ordered_dbias relay build (there the second copy of the loop spilled 4 B on
+            // compiled to a branch around each one; the others test each fragment's columns,
+            // and rows only in a last, shorter group. The untested loop is not in the
+            // ordered_dbias relay build (there its second copy of the loop spilled 4 B on
             // sm_120, d128) nor in the biased d256 builds, which it took past 255 registers on
             // sm_120 (4 B spilled) once the tiled addresses came in.
             const bool whole = DBIAS_MODE != 3 && !(HEAD_DIM_QK == 256 && HAS_BIAS) &&
@@ -1058,19 +1059,27 @@ rime_bwd_main(const AttnParams p) {
                         red_add_f32x4(at + nt * 128, dq[mi][nt][0], dq[mi][nt][1],
                                       dq[mi][nt][2], dq[mi][nt][3]);
                 } else {
-                    // Two 8-byte reductions a fragment, row by row, each tested: in a whole
-                    // group row i + 8's pair is 2 floats after row i's, in a last, shorter one
-                    // (row-major blocks) 64. A group's blocks are 8 n floats apart, a stride the
-                    // loop adds rather than an offset per block. (One 16-byte reduction in whole
-                    // groups here took the biased d256 relay builds past 255 registers.)
+                    // In a whole group (n = 16: rows i and i + 8 both inside Sq) one 16-byte
+                    // reduction a fragment, as above; two 8-byte ones there spread a warp's
+                    // 256 B over 512 and took the biased d256 rows 1.14-1.29 of the time of
+                    // 8 x 8 tiles; this form takes 0.76-0.86 of theirs (2026-12-07, H100 calls
+                    // N2 and T1). In a last, shorter group (row-major blocks)
+                    // two 8-byte reductions, row i + 8's pair 64 floats after row i's, each row
+                    // tested. A group's blocks are 8 n floats apart, a stride the loop adds
+                    // rather than an offset per block.
                     const int n = dq_acc_group(i, p.sq);
                     float* row = gdQ + dq_acc_at(i, q_d0 + 2 * t, n, p.hd_qk);
-                    float* row8 = row + (n == 16 ? 2 : 64);
+                    float* row8 = row + 64;
 #pragma unroll
                     for (int nt = 0; nt < DQ_N / 8; ++nt) {
                         if (q_d0 + nt * 8 < p.hd_qk) {
-                            if (i < p.sq) red_add_f32x2(row, dq[mi][nt][0], dq[mi][nt][1]);
-                            if (i + 8 < p.sq) red_add_f32x2(row8, dq[mi][nt][2], dq[mi][nt][3]);
+                            if (n == 16) {
+                                red_add_f32x4(row, dq[mi][nt][0], dq[mi][nt][1], dq[mi][nt][2],
+                                              dq[mi][nt][3]);
+                            } else {
+                                if (i < p.sq) red_add_f32x2(row, dq[mi][nt][0], dq[mi][nt][1]);
+                                if (i + 8 < p.sq) red_add_f32x2(row8, dq[mi][nt][2], dq[mi][nt][3]);
+                            }
                         }
                         row += 8 * n;
                         row8 += 8 * n;
