@@ -615,11 +615,14 @@ reason_codes! {
     ///
     /// Fix: nothing to fix: the relay or two_kernel route serves deterministic graphs.
     AtomicNotDeterministic = "RTE001", Route;
-    /// The two_kernel route needs head dims equal to its envelope (no padding).
+    /// Retired, never reported: the two_kernel route needed head dims equal to its envelope.
     ///
-    /// Why: the dQ GEMM reads dS and K at the envelope width; padded columns would be garbage.
+    /// Why: its dQ GEMM zero-fills K's columns past Dqk and stores only dQ's first Dqk columns
+    /// (since the padded head dims of 2026-11-29), and dS does not depend on the head dims, so a
+    /// padded graph runs on it as on atomic and relay; the rule outlived that change. The code
+    /// is kept so that it is never reused.
     ///
-    /// Fix: use head dims equal to an envelope (64, 128, 192/128 or 256) or the relay route.
+    /// Fix: nothing to fix; an older report that names it describes an older rime.
     TwoKernelPaddedHeadDim = "RTE002", Route;
     /// Retired, never reported: the two_kernel route needed compact K and dQ layouts.
     ///
@@ -683,6 +686,7 @@ impl ReasonCode {
         ReasonCode::Sm120DeterministicDsink,
         ReasonCode::Sm120Ragged,
         ReasonCode::Sm120Sink,
+        ReasonCode::TwoKernelPaddedHeadDim,
         ReasonCode::TwoKernelLayout,
     ];
 

@@ -211,24 +211,8 @@ fn two_kernel(
     workspace: Option<&WorkspaceLayout>,
     out: &mut Vec<Rejection>,
 ) {
-    let s = ctx.shape;
-    if !main.is_exact(s.dqk, s.dv) {
-        out.push(
-            Rejection::new(
-                ReasonCode::TwoKernelPaddedHeadDim,
-                ctx.port(Port::Q),
-                format!(
-                    "head dims ({}, {}) are padded to the ({}, {}) envelope",
-                    s.dqk, s.dv, main.head_dim_qk, main.head_dim_v
-                ),
-            )
-            .limit(
-                "(Dqk, Dv)",
-                format!("({}, {})", s.dqk, s.dv),
-                format!("({}, {}) exactly", main.head_dim_qk, main.head_dim_v),
-            ),
-        );
-    }
+    // Padded head dims need no rule (RTE002, retired): the dQ GEMM zero-fills K past Dqk and
+    // stores dQ's first Dqk columns only, as the main kernel does for dK and dV.
     match dq {
         Some(dq) if ctx.target.is_gpu() => out.extend(two_kernel_pair_rejections(
             main,
