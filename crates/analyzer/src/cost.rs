@@ -110,7 +110,7 @@ use crate::{EngineConfig, EngineKind, RegionKind, Route, Target};
 
 /// Fraction of the mma.sync peak an attention kernel is planned to reach: a planning constant,
 /// roughly what FlashAttention-2-class backward kernels reach (rime's own measured rates on the
-/// H200 are in docs/performance.md).
+/// H200 are in docs/performance-log.md).
 pub const SM120_EFFICIENCY: f64 = 0.5;
 /// Host f32 rate of the CPU reference engine, TFLOP/s.
 pub const HOST_TFLOPS: f64 = 0.05;

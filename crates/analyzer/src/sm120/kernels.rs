@@ -513,7 +513,7 @@ pub const KERNELS: &[KernelConfig] = &[
     // shared-memory reads a step, which bounds this kernel on the H200 before its tensor
     // throughput does; two barriers a step instead of three. 0.907x the time of the unsplit
     // two-Q-buffer entry (grids (2, 4, 2), 93,952 B) on the d256 suite, H200 2026-12-05 (with
-    // dK / dV grid 4: 0.955; the unsplit entry with grid 2: 0.985; docs/performance.md).
+    // dK / dV grid 4: 0.955; the unsplit entry with grid 2: 0.985; docs/performance-log.md).
     for_routes(
         backward(
             "bwd_d256_32x64_v2",
