@@ -19,7 +19,8 @@
 //! - ordered_dbias's convert kernel reads its f32 dBias partials after the main kernel: that
 //!   read is added at the bandwidth, not hidden under compute.
 //! - two_kernel adds [`TWO_KERNEL_PASS`] of its separate dQ pass, estimated on its own: the dS
-//!   round trip (written by the main kernel, read back) at the bandwidth plus the dQ GEMM's
+//!   round trip (written by the main kernel, read back) at the bandwidth, at most
+//!   [`DS_PASS_MAX_GBS`], plus the dQ GEMM's
 //!   2·B·Hq·Sq·round_up(Skv, 128)·Dqk FLOPs at the mma rate times the wave utilisation of its
 //!   own grid, both halved for a causal mask and shrunk with a ragged node's fill (the GEMM
 //!   walks only the KV chunks the band and the sequence lengths leave its rows, dq_gemm.cu), and
@@ -135,6 +136,17 @@ pub const RELAY_CAUSAL_FACTOR: f64 = 1.5;
 /// timed route first on 89 of the 95 rows timed on two routes or more with the `h100` profile
 /// (0.4 on 88, 0.35 on 86, 0.6 on 70) and 0.45-0.6 with `h200`; 0.5 is taken.
 pub const TWO_KERNEL_PASS: f64 = 0.5;
+/// The bandwidth, GB/s, at which two_kernel's dS round trip (the main kernel's dS stores and
+/// the dQ GEMM's reads) is charged at most. Measured on an H200 (call U6 of
+/// docs/gpu-runs/2026-12-07-close, 2026-12-07): two_kernel took 1.07-1.13x atomic's time on
+/// the d128 envelope's rows (padded d96), as it does on the H100 (the d128 rows of call K1,
+/// 1.12-1.15x), so the H200's 4.8 TB/s did not shorten the pass against the H100's 3.35: the
+/// GEMM's stores and loads do not run at the full rate. At the full rate the `h200` profile
+/// put those rows on two_kernel; held to 2,700-4,000 GB/s it ranks the fastest route first on
+/// all 36 rows of U6 timed on two routes, and call K1's check (the `h100` profile, where the
+/// cap does not bind) still passes down to 2,700. 3,350, the H100's bandwidth, is taken: no
+/// profile but `h200` (and a live H200) is changed by it.
+pub const DS_PASS_MAX_GBS: f64 = 3350.0;
 /// Share of the main kernel's compute that two_kernel saves: its main kernel skips the dQ
 /// product, one of the backward's five (each half a forward's FLOPs). Subtracted from the
 /// compute term (halved under a causal mask, shrunk with a ragged node's fill, as the dQ pass
@@ -346,8 +358,10 @@ pub fn estimate(
                 .kernel
                 .and_then(|k| companion(KernelRole::DqGemm, k))
                 .map_or(1.0, |k| wave_utilization(grid(k, s), k, target));
+            // The dS round trip at no more than DS_PASS_MAX_GBS (see there).
+            let ds_bandwidth = bandwidth.min(DS_PASS_MAX_GBS * 1e9);
             let pass = 2.0 * region_bytes(config, RegionKind::DScores) * work_share
-                / bandwidth.max(1.0)
+                / ds_bandwidth.max(1.0)
                 + gemm / (rate * gemm_utilization).max(1.0);
             seconds += TWO_KERNEL_PASS * pass - DQ_PRODUCT_SHARE * compute;
             // A broadcast bias's dBias: dbias_reduce.cu reads the dS region once more, only the
