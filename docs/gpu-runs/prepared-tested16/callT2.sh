@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Device call T2, prepared 2026-12-07 and NOT RUN (the session's device time ran out): the guarded
+# Device call T2, prepared 2026-12-07 and NOT RUN (the session's device time ran out; superseded by
+# call U1 of ../2026-12-07-close, which ran the whole guarded sweep on both io types): the guarded
 # small sweep's fp16 half, which T1 left out (T1 ran `--filter bf16`). Carry .device with
 # .device/x/rime_cand.xz, a stripped release build of rime-cli from main after 50c6b4a (T1's
 # rime_cand plus comment edits): `cargo build --release -p rime-cli && strip -o /tmp/rime_cand
