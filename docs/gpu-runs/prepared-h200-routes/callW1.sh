@@ -10,9 +10,11 @@
 # prepared-h200-routes). About 5 minutes: the standard suite on the model's own choices, then
 # pinned to atomic and to two_kernel (relay is only ever chosen for deterministic rows, which
 # this change does not move), each twice in the order own, atomic, two_kernel, two_kernel,
-# atomic, own. Then: python3 docs/gpu-runs/prepared-confirm/ab.py W1 std atomic two_kernel, and
-# for each of the 16 rows the change moved (the standard suite's non-deterministic d128 rows and
-# b8 s1024 d64 per-batch causal) whether the own run's route is the faster pinned one.
+# atomic, own (logs std_main_R, std_atomic_main_R, std_2k_main_R). Then point the CLI's
+# route-choice check (`check_first_routes` in crates/cli/src/cmd/bench.rs, `h200` profile) at
+# the four pinned results.json files, as the U6 test does, and see for the 16 rows the change
+# moved (the standard suite's non-deterministic d128 rows and b8 s1024 d64 per-batch causal)
+# whether atomic is the faster route there too.
 source docs/gpu-runs/2026-12-05-d256/lib.sh W1
 turn std 90 main bench --suite standard
 turn std_atomic 90 main bench --suite standard --route atomic
