@@ -435,6 +435,24 @@ fn thd_table() -> Vec<SweepCase> {
             ..CaseSpec::new(4, 4, 2, 130, 130, dqk)
         },
     ));
+    // Padded head dims on ragged tensors, every route (two_kernel's dQ GEMM since RTE002
+    // retired): d40 in the d64 envelope, causal; d200 in the d256 envelope (two_kernel's split
+    // kernel) with a per-batch bias and dBias. Last, so that every case before keeps its seed.
+    for (what, dqk, biased) in [
+        ("thd-pad-d40-padding-causal", 40, false),
+        ("thd-pad-d200-padding-bias-dbias", 200, true),
+    ] {
+        let spec = CaseSpec {
+            band: if biased { Band::default() } else { CAUSAL },
+            bias: if biased { bias(true, true) } else { None },
+            dbias: biased,
+            padding: Some(thd_lens()),
+            layout: Layout::Thd,
+            max_total_seq_len: true,
+            ..CaseSpec::new(4, 4, 2, 130, 130, dqk)
+        };
+        push_routes(&mut v, what, &spec);
+    }
     v
 }
 
@@ -505,9 +523,6 @@ fn thd_lens() -> (Vec<usize>, Vec<usize>) {
 /// (every sequence S tokens, Sq != Skv); one with a sink and dSink. Every token tensor is
 /// ragged, with gaps after each sequence; `max_total_seq_len_q/kv` is set, at its least, on
 /// the top-left and bias cases and left unset on the others.
-///
-/// The analyzer refuses ragged tensors on sm120 today (SMX004), so a GPU sweep lists these as
-/// not approved until the engine runs ragged tensors natively.
 fn thd_cases(add: &mut impl FnMut(&str, CaseSpec)) {
     let thd = |s: CaseSpec| CaseSpec {
         layout: Layout::Thd,
@@ -739,8 +754,7 @@ mod tests {
 
     /// What a GPU run will do, known without a GPU: on the sm_120 and sm_90 targets every case
     /// builds a valid graph, and the forward and every route of the backward are approved for
-    /// every case (THD ones: or refused with SMX004 alone, until the engine takes ragged
-    /// tensors). Every kernel file is reached.
+    /// every case, THD ones included. Every kernel file is reached.
     #[test]
     fn the_table_reaches_every_route_the_analyzer_approves() {
         for target in ["rtx-5090", "h200"] {
@@ -756,17 +770,6 @@ mod tests {
                 let report = analyze(&g.graph, &target);
                 let fwd = g.forward.expect("fwd");
                 let forward = report.approve_config(fwd, EngineKind::Sm120, None);
-                if forward.is_err() && c.spec.layout == Layout::Thd {
-                    // Until the SM120 engine runs ragged tensors natively the analyzer
-                    // refuses THD for that reason alone (SMX004), on every node and route;
-                    // once it does, these cases take the checks below.
-                    assert_eq!(refusal(&report, fwd, None), ["SMX004"], "{}", c.name);
-                    if let (Some(route), Some(bwd)) = (c.route, g.backward) {
-                        let codes = refusal(&report, bwd, Some(route));
-                        assert!(codes.iter().any(|c| c == "SMX004"), "{}", c.name);
-                    }
-                    continue;
-                }
                 assert!(
                     forward.is_ok(),
                     "{}: {:?}",
