@@ -438,19 +438,30 @@ fn thd_table() -> Vec<SweepCase> {
     // Padded head dims on ragged tensors, every route (two_kernel's dQ GEMM since RTE002
     // retired): d40 in the d64 envelope, causal; d200 in the d256 envelope (two_kernel's split
     // kernel) with a per-batch bias and dBias. Last, so that every case before keeps its seed.
-    for (what, dqk, biased) in [
-        ("thd-pad-d40-padding-causal", 40, false),
-        ("thd-pad-d200-padding-bias-dbias", 200, true),
-    ] {
-        let spec = CaseSpec {
-            band: if biased { Band::default() } else { CAUSAL },
-            bias: if biased { bias(true, true) } else { None },
-            dbias: biased,
-            padding: Some(thd_lens()),
-            layout: Layout::Thd,
-            max_total_seq_len: true,
-            ..CaseSpec::new(4, 4, 2, 130, 130, dqk)
-        };
+    let thd_padded = |dqk| CaseSpec {
+        padding: Some(thd_lens()),
+        layout: Layout::Thd,
+        max_total_seq_len: true,
+        ..CaseSpec::new(4, 4, 2, 130, 130, dqk)
+    };
+    let padded = [
+        (
+            "thd-pad-d40-padding-causal",
+            CaseSpec {
+                band: CAUSAL,
+                ..thd_padded(40)
+            },
+        ),
+        (
+            "thd-pad-d200-padding-bias-dbias",
+            CaseSpec {
+                bias: bias(true, true),
+                dbias: true,
+                ..thd_padded(200)
+            },
+        ),
+    ];
+    for (what, spec) in padded {
         push_routes(&mut v, what, &spec);
     }
     v

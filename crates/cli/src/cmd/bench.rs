@@ -595,20 +595,25 @@ mod tests {
     }
 
     /// Ranks each case of `suite` (in `suites`) for `target` and checks the model's first route
-    /// against the recorded runs `runs` (results.json paths; a row may appear in several runs,
-    /// on one route or on several): on every row timed on two routes or more, the first route
-    /// must be a timed one and take at most `bound` (or the row's [`SLOWER_FIRST`] bound) times
-    /// the fastest route's time, the faster median where a route ran twice.
+    /// against the recorded runs `runs` (results.json paths, each with the route it was pinned
+    /// to, which every row of it must have run, or `None` for the model's own choices; a row
+    /// may appear in several runs, on one route or on several): on every row timed on two
+    /// routes or more, the first route must be a timed one and take at most `bound` (or the
+    /// row's [`SLOWER_FIRST`] bound) times the fastest route's time, the faster median where a
+    /// route ran twice.
     fn check_first_routes(
         suites: &Value,
         suite: &str,
-        runs: &[String],
+        runs: &[(String, Option<&str>)],
         target: &rime_analyzer::Target,
         bound: f64,
     ) -> FirstRoutes {
         let mut times: std::collections::BTreeMap<String, Vec<(String, f64)>> = Default::default();
-        for path in runs {
+        for (path, pinned) in runs {
             for (name, ran, ms) in recorded_rows(path) {
+                if let Some(route) = pinned {
+                    assert_eq!(*route, ran, "{path}: {name}");
+                }
                 let row = times.entry(name).or_default();
                 match row.iter_mut().find(|(r, _)| *r == ran) {
                     Some((_, best)) => *best = best.min(ms),
@@ -683,9 +688,9 @@ mod tests {
             ("thd", &["atomic", "two_kernel", "relay"][..]),
             ("d256", &["atomic", "two_kernel"][..]),
         ] {
-            let paths: Vec<String> = routes
+            let paths: Vec<(String, Option<&str>)> = routes
                 .iter()
-                .map(|r| format!("{runs}/{suite}_{r}/results.json"))
+                .map(|&r| (format!("{runs}/{suite}_{r}/results.json"), Some(r)))
                 .collect();
             let found = check_first_routes(&suites(), suite, &paths, &target, 1.04);
             rows += found.rows;
@@ -703,10 +708,11 @@ mod tests {
     /// docs/gpu-runs/2026-12-07-close (2026-12-07, an H200), the padded head dims of its
     /// headdims suite (d32, d96, d160, d192, d200 at b4 h16 s2048) run twice on each of two
     /// binaries, one allowed two_kernel for padded dims (RTE002 retired) and one not (atomic
-    /// and relay): 36 rows with two routes timed (the d32 rows without determinism ran atomic on both). Before the two_kernel pass's dS round trip
-    /// was held to [`rime_analyzer::cost::DS_PASS_MAX_GBS`] the `h200` profile put the d96
-    /// rows (the d128 envelope) on two_kernel, 1.07-1.13x slower than atomic, as the H100's
-    /// d128 rows are; every row's first route is now the fastest.
+    /// and relay): 36 rows with two routes timed (the non-deterministic d32 rows ran atomic on
+    /// both). Before the two_kernel pass's dS round trip was held to
+    /// [`rime_analyzer::cost::DS_PASS_MAX_GBS`] the `h200` profile put the d96 rows (the d128
+    /// envelope) on two_kernel, 1.07-1.13x slower than atomic, as the H100's d128 rows are;
+    /// every row's first route is now the fastest.
     #[test]
     fn route_choice_follows_the_h200_timings_of_padded_head_dims() {
         let call = concat!(
@@ -717,9 +723,10 @@ mod tests {
             &std::fs::read_to_string(format!("{call}/headdims_suite.json")).expect("suite"),
         )
         .expect("json");
-        let paths: Vec<String> = ["cand_1", "cand_2", "head_1", "head_2"]
+        // Each binary's own choices: no run is pinned to a route.
+        let paths: Vec<(String, Option<&str>)> = ["cand_1", "cand_2", "head_1", "head_2"]
             .iter()
-            .map(|r| format!("{call}/U6/hd_{r}/results.json"))
+            .map(|r| (format!("{call}/U6/hd_{r}/results.json"), None))
             .collect();
         let target = rime_analyzer::Target::by_name("h200").expect("profile");
         let found = check_first_routes(&suites, "headdims", &paths, &target, 1.0);
