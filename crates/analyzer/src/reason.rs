@@ -507,8 +507,8 @@ reason_codes! {
     Sm120HeadDimAlignment = "SMX001", Sm120;
     /// The head dims fit no compiled tile configuration (envelope).
     ///
-    /// Why: the kernels are compiled for (Dqk, Dv) envelopes (64,64), (128,128), (192,128) and
-    /// (256,256); smaller multiples of 8 are padded up to the smallest that holds them, larger
+    /// Why: the kernels are compiled for (Dqk, Dv) envelopes (64,64), (128,128), (192,128),
+    /// (192,192) and (256,256); smaller multiples of 8 are padded up to the smallest that holds them, larger
     /// ones do not fit 101,376 B of shared memory.
     ///
     /// Fix: use head dims of at most 256 each.

@@ -199,7 +199,18 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
                 ..CaseSpec::new(2, 4, 2, 70, 90, 160)
             },
         ),
-        // Past 192/128: (200, 200) and (256, 128) into the d256 envelope.
+        // (136, 176) into the d192 envelope: Dv past 192/128's, each dim padded differently.
+        (
+            "pad-d136v176-causal-bias-dbias",
+            CaseSpec {
+                band: CAUSAL,
+                bias: bias(true, true),
+                dbias: true,
+                dv: 176,
+                ..CaseSpec::new(2, 4, 2, 70, 90, 136)
+            },
+        ),
+        // Past 192/192: (200, 200) and (256, 128) into the d256 envelope.
         (
             "pad-d200-causal-bcast-dbias",
             CaseSpec {

@@ -417,6 +417,15 @@ pub const KERNELS: &[KernelConfig] = &[
         1,
         202,
     ),
+    kernel(
+        "fwd_d192_64x64",
+        KernelRole::Forward,
+        (192, 192),
+        (64, 64),
+        4,
+        1,
+        220,
+    ),
     // d256: the same tiles, 101,376 B exactly (Q, K and V at 64 x 264 elements each). 253
     // registers since the -inf sink test (2026-12-03; 251 before).
     kernel(
@@ -498,6 +507,35 @@ pub const KERNELS: &[KernelConfig] = &[
         )),
         DS_OUT,
     ),
+    // d192 (Dqk = Dv = 192): d256's layouts at 192 columns (before this envelope such dims
+    // were padded to 256: a third more work and 0.82-0.85 of FROST's speed on the no-bias d192
+    // rows, call V2 of docs/gpu-runs/2026-12-07-day). Where the kernel computes dQ two Q and
+    // two dO buffers fit (d256 has one Q buffer): 86,528 B; split by product on two_kernel,
+    // 73,728 B.
+    for_routes(
+        double_do(backward(
+            "bwd_d192_32x64_v2",
+            (192, 192),
+            (32, 64),
+            (8, 2),
+            255,
+            (2, 4, 2),
+            (false, true, true),
+        )),
+        FUSED_DQ,
+    ),
+    for_routes(
+        split_by_product(backward(
+            "bwd_d192_32x64_split",
+            (192, 192),
+            (32, 64),
+            (8, 2),
+            249,
+            (1, 2, 2),
+            (true, true, true),
+        )),
+        DS_OUT,
+    ),
     // d256: 32 x 64 (FROST's d256 tile; V in registers), with V staged through the Q and dO
     // buffers so that it needs no space of its own: K 64 x 264, P and dS 32 x 72 each, Q and dO
     // 32 x 264 each. The 64-row KV tile halves the Q / dO traffic and the atomic route's dQ
@@ -566,6 +604,15 @@ pub const KERNELS: &[KernelConfig] = &[
         "dq_gemm_d192v128_128x64_v2",
         KernelRole::DqGemm,
         (192, 128),
+        (DQ_GEMM_ROWS, 64),
+        8,
+        2,
+        188,
+    ),
+    kernel(
+        "dq_gemm_d192_128x64_v2",
+        KernelRole::DqGemm,
+        (192, 192),
         (DQ_GEMM_ROWS, 64),
         8,
         2,
@@ -841,7 +888,10 @@ mod tests {
         assert_eq!(pick(64, 128), Some("bwd_d128_32x128_v2"));
         assert_eq!(pick(192, 128), Some("bwd_d192v128_32x64_v2"));
         assert_eq!(pick(160, 96), Some("bwd_d192v128_32x64_v2"));
-        assert_eq!(pick(192, 192), Some("bwd_d256_32x64_v2"));
+        assert_eq!(pick(192, 192), Some("bwd_d192_32x64_v2"));
+        assert_eq!(pick(160, 160), Some("bwd_d192_32x64_v2"));
+        assert_eq!(pick(128, 192), Some("bwd_d192_32x64_v2"));
+        assert_eq!(pick(200, 192), Some("bwd_d256_32x64_v2"));
         assert_eq!(pick(256, 128), Some("bwd_d256_32x64_v2"));
         assert_eq!(pick(256, 256), Some("bwd_d256_32x64_v2"));
         assert_eq!(pick(264, 256), None);
@@ -849,6 +899,10 @@ mod tests {
         assert_eq!(
             by_route(Route::TwoKernel, 256, 256),
             Some("bwd_d256_32x64_split")
+        );
+        assert_eq!(
+            by_route(Route::TwoKernel, 160, 192),
+            Some("bwd_d192_32x64_split")
         );
         assert_eq!(
             by_route(Route::TwoKernel, 200, 136),
