@@ -122,7 +122,7 @@ fn rejections_carry_limits_where_a_limit_is_involved() {
     assert_eq!(limit.requested, "(264, 264)");
     assert_eq!(
         limit.allowed,
-        "(64, 64), (128, 128), (192, 128), (192, 192), (256, 256)"
+        "(32, 32), (64, 64), (128, 128), (192, 128), (192, 192), (256, 256)"
     );
     assert!(!env.hint.is_empty());
 }

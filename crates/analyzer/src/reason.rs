@@ -507,9 +507,9 @@ reason_codes! {
     Sm120HeadDimAlignment = "SMX001", Sm120;
     /// The head dims fit no compiled tile configuration (envelope).
     ///
-    /// Why: the kernels are compiled for (Dqk, Dv) envelopes (64,64), (128,128), (192,128),
-    /// (192,192) and (256,256); smaller multiples of 8 are padded up to the smallest that holds them, larger
-    /// ones do not fit 101,376 B of shared memory.
+    /// Why: the kernels are compiled for (Dqk, Dv) envelopes (32,32), (64,64), (128,128),
+    /// (192,128), (192,192) and (256,256); smaller multiples of 8 are padded up to the smallest
+    /// that holds them, larger ones do not fit 101,376 B of shared memory.
     ///
     /// Fix: use head dims of at most 256 each.
     Sm120HeadDimEnvelope = "SMX002", Sm120;

@@ -180,6 +180,14 @@ pub fn cases(small: bool) -> Vec<SweepCase> {
     }
     // Head dims padded up to the compiled envelope (zero-filled, never stored).
     let padded = [
+        (
+            "pad-d24v16-causal",
+            CaseSpec {
+                band: CAUSAL,
+                dv: 16,
+                ..CaseSpec::new(2, 4, 2, 70, 90, 24)
+            },
+        ),
         ("pad-d40", CaseSpec::new(2, 4, 2, 70, 90, 40)),
         (
             "pad-d96-causal-bias-dbias",

@@ -391,6 +391,15 @@ const fn for_routes(mut k: KernelConfig, routes: &'static [Route]) -> KernelConf
 pub const KERNELS: &[KernelConfig] = &[
     // Forward: 64-row Q tiles (16 per warp), 64-row K/V tiles streamed.
     kernel(
+        "fwd_d32_64x64",
+        KernelRole::Forward,
+        (32, 32),
+        (64, 64),
+        4,
+        1,
+        128,
+    ),
+    kernel(
         "fwd_d64_64x64",
         KernelRole::Forward,
         (64, 64),
@@ -459,6 +468,18 @@ pub const KERNELS: &[KernelConfig] = &[
     // docs/gpu-runs/2026-12-06). d64 keeps one buffer: with two (91,136 B) its dense no-bias
     // atomic rows took 1.01-1.02 of the time (Q2n). Grids (sdp, dkv, dq) are warps along each
     // product's rows.
+    // d32: d64's layout at 32 columns (before this envelope such dims were padded to 64, and
+    // FROST's native d32 kernel took 0.91-0.94 of rime's time on the no-bias d32 rows, call V2
+    // of docs/gpu-runs/2026-12-07-day); 247 registers, so still one block per SM.
+    backward(
+        "bwd_d32_64x128_v2",
+        (32, 32),
+        (64, 128),
+        (8, 2),
+        247,
+        (2, 4, 4),
+        (true, true, false),
+    ),
     backward(
         "bwd_d64_64x128_v2",
         (64, 64),
@@ -582,6 +603,15 @@ pub const KERNELS: &[KernelConfig] = &[
     // rows would not fit two 64-row chunks. Four 32-column stages at d128 and 192/128 (three in
     // flight, 96 columns ahead) took 1.03x and 1.10x this GEMM's time (ncu, H100, 2026-12-06,
     // call A1 of docs/gpu-runs/2026-12-06-pdl, with a barrier per 32 columns): not adopted.
+    kernel(
+        "dq_gemm_d32_128x64_v2",
+        KernelRole::DqGemm,
+        (32, 32),
+        (DQ_GEMM_ROWS, 64),
+        8,
+        3,
+        72,
+    ),
     kernel(
         "dq_gemm_d64_128x64_v2",
         KernelRole::DqGemm,
@@ -885,6 +915,9 @@ mod tests {
         let pick = |dqk, dv| select(KernelRole::BackwardMain, dqk, dv).map(|k| k.name);
         assert_eq!(pick(64, 64), Some("bwd_d64_64x128_v2"));
         assert_eq!(pick(40, 64), Some("bwd_d64_64x128_v2"));
+        assert_eq!(pick(32, 32), Some("bwd_d32_64x128_v2"));
+        assert_eq!(pick(8, 24), Some("bwd_d32_64x128_v2"));
+        assert_eq!(pick(32, 40), Some("bwd_d64_64x128_v2"));
         assert_eq!(pick(64, 128), Some("bwd_d128_32x128_v2"));
         assert_eq!(pick(192, 128), Some("bwd_d192v128_32x64_v2"));
         assert_eq!(pick(160, 96), Some("bwd_d192v128_32x64_v2"));
