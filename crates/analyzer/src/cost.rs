@@ -416,11 +416,22 @@ fn region_bytes(config: &EngineConfig, kind: RegionKind) -> f64 {
 
 /// Extra fraction of the relay route: [`RELAY_PENALTY`] for 128-row KV tiles, growing with the
 /// square root of the turns per Q tile for smaller ones, times [`RELAY_CAUSAL_FACTOR`] under a
-/// causal mask.
+/// causal mask, and for envelopes narrower than [`RELAY_FITTED_WIDTH`] by the ratio of the
+/// widths.
 pub fn relay_penalty(kernel: &KernelConfig, causal: bool) -> f64 {
     let causal = if causal { RELAY_CAUSAL_FACTOR } else { 1.0 };
-    RELAY_PENALTY * (128.0 / f64::from(kernel.block_kv.max(1))).sqrt() * causal
+    let width = kernel.head_dim_qk.max(kernel.head_dim_v).max(1);
+    let narrow = (f64::from(RELAY_FITTED_WIDTH) / f64::from(width)).max(1.0);
+    RELAY_PENALTY * (128.0 / f64::from(kernel.block_kv.max(1))).sqrt() * causal * narrow
 }
+
+/// The narrowest envelope [`RELAY_PENALTY`] was fitted on (d64). A relay turn's wait does not
+/// shrink with the head dims while a step's work does, so below it the penalty grows as the
+/// width falls: on the (32, 32) envelope relay took 2.0x atomic's time without a bias, causal
+/// or not, and 1.77x with a per-batch one, against 1.46-1.60x on d64, so that with the d64
+/// penalty the `h100` profile ranked relay first on three deterministic d32 rows where
+/// two_kernel ran 1.31-1.35x faster (H100, call X1 of docs/gpu-runs/2026-12-07-day).
+pub const RELAY_FITTED_WIDTH: u32 = 64;
 
 /// Bytes of f32 dQ partial sums the atomic route reduces into its accumulator: one
 /// accumulator's worth per KV tile, times the share of score pairs the KV tiles that run reach

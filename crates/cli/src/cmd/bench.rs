@@ -753,4 +753,38 @@ mod tests {
         assert_eq!((found.rows, found.deterministic), (16, 8));
         assert_eq!(found.fastest_first, found.rows);
     }
+
+    /// The same for the `h100` profile on the (32, 32) and (192, 192) envelopes: call X1 of
+    /// docs/gpu-runs/2026-12-07-day (2026-12-07, an H100), the headdims suite on the model's
+    /// own choices twice and pinned to atomic and to two_kernel once each. Before
+    /// [`rime_analyzer::cost::RELAY_FITTED_WIDTH`] the model ranked relay first on three
+    /// deterministic d32 rows where two_kernel ran 1.31-1.35x faster. Every row's first route
+    /// is within 2% of its fastest and the fastest on all but one (the d160 per-batch row, atomic
+    /// 1.3% faster than the model's two_kernel).
+    #[test]
+    fn route_choice_follows_the_h100_timings_of_the_d32_and_d192_envelopes() {
+        let call = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/gpu-runs/2026-12-07-day"
+        );
+        let suites: Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{call}/headdims_suite.json")).expect("suite"),
+        )
+        .expect("json");
+        let paths: Vec<(String, Option<&str>)> = [
+            ("hd_new_1", None),
+            ("hd_new_2", None),
+            ("hd_atomic_new_1", Some("atomic")),
+            ("hd_2k_new_1", Some("two_kernel")),
+        ]
+        .iter()
+        .map(|(r, pinned)| (format!("{call}/X1/{r}/results.json"), *pinned))
+        .collect();
+        let target = rime_analyzer::Target::by_name("h100").expect("profile");
+        let found = check_first_routes(&suites, "headdims", &paths, &target, 1.02);
+        // Two routes timed: every non-deterministic row, and the deterministic d32 rows the
+        // model of the call sent to relay (the others ran two_kernel both times).
+        assert_eq!((found.rows, found.deterministic), (23, 3));
+        assert!(found.fastest_first >= 22, "{}", found.fastest_first);
+    }
 }
