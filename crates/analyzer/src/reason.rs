@@ -602,7 +602,8 @@ reason_codes! {
     /// Why: those routes sum such a dBias from the backward main kernel (into an f32
     /// accumulator, or into per-(batch, head) partials), and the ragged builds of the d192/128
     /// and d256 kernels that do it need more than the 255 registers a thread has (ptxas
-    /// spills 4 bytes; every sm_120 kernel is held to zero spills).
+    /// spills 4 bytes; every sm_120 kernel is held to zero spills). The (192, 192) envelope is
+    /// held to the same rule; its ragged builds with such a sum were not tried.
     ///
     /// Fix: a per-batch bias (B, Hq, Sq, Skv) (its dBias needs no sum), head dims of at most
     /// 128, padded (non-ragged) tensors with a padding mask, or the cpu_reference engine.
