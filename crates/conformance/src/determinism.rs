@@ -71,6 +71,9 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
                 c(0, 2, 2, 0, 0, 128, 128, false, Broadcast, f),
                 &[77, 0, 33],
             ),
+            // The d32 and d192 envelopes (2026-12-07).
+            c(2, 2, 1, 70, 90, 32, 32, true, Batch, bf),
+            c(2, 4, 2, 77, 130, 192, 192, false, Broadcast, f),
         ];
     }
     vec![
@@ -122,6 +125,10 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
             &[1000, 333],
         )),
         thd(c(0, 4, 2, 0, 0, 256, 256, true, None, f), &[190, 300, 64]),
+        // The d32 and d192 envelopes (2026-12-07).
+        c(2, 8, 2, 300, 190, 32, 32, true, Batch, f),
+        c(2, 4, 4, 257, 300, 192, 192, true, Broadcast, bf),
+        sink(c(2, 4, 2, 513, 513, 192, 192, false, None, bf)),
     ]
 }
 
