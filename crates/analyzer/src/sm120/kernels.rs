@@ -470,7 +470,9 @@ pub const KERNELS: &[KernelConfig] = &[
     // product's rows.
     // d32: d64's layout at 32 columns (before this envelope such dims were padded to 64, and
     // FROST's native d32 kernel took 0.91-0.94 of rime's time on the no-bias d32 rows, call V2
-    // of docs/gpu-runs/2026-12-07-day); 247 registers, so still one block per SM.
+    // of docs/gpu-runs/2026-12-07-day); 247 registers, so still one block per SM. Call X1:
+    // 0.72-0.87 of the padded kernel's time without a deterministic route, FROST / rime
+    // 1.26-1.31 without a bias.
     backward(
         "bwd_d32_64x128_v2",
         (32, 32),
@@ -532,7 +534,9 @@ pub const KERNELS: &[KernelConfig] = &[
     // were padded to 256: a third more work and 0.82-0.85 of FROST's speed on the no-bias d192
     // rows, call V2 of docs/gpu-runs/2026-12-07-day). Where the kernel computes dQ two Q and
     // two dO buffers fit (d256 has one Q buffer): 86,528 B; split by product on two_kernel,
-    // 73,728 B.
+    // 73,728 B. Call X1: 0.86-0.93 of the padded kernels' time on the d160 and d192 rows, FROST
+    // / rime 0.96-0.99 without a bias (V2's FROST): not tuned further (no other grid or tile
+    // tried).
     for_routes(
         double_do(backward(
             "bwd_d192_32x64_v2",
