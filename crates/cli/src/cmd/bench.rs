@@ -459,7 +459,14 @@ mod tests {
     use super::*;
 
     fn suites() -> Value {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/gpu_suite.json");
+        read_suites(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../benches/gpu_suite.json"
+        ))
+    }
+
+    /// A suites file (the built-in one, or a copy kept with a call's records).
+    fn read_suites(path: &str) -> Value {
         serde_json::from_str(&std::fs::read_to_string(path).expect("suite file")).expect("json")
     }
 
@@ -739,10 +746,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../docs/gpu-runs/2026-12-07-close"
         );
-        let suites: Value = serde_json::from_str(
-            &std::fs::read_to_string(format!("{call}/headdims_suite.json")).expect("suite"),
-        )
-        .expect("json");
+        let suites = read_suites(&format!("{call}/headdims_suite.json"));
         // Each binary's own choices: no run is pinned to a route.
         let paths: Vec<(String, Option<&str>)> = ["cand_1", "cand_2", "head_1", "head_2"]
             .iter()
@@ -767,10 +771,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../docs/gpu-runs/2026-12-07-day"
         );
-        let suites: Value = serde_json::from_str(
-            &std::fs::read_to_string(format!("{call}/headdims_suite.json")).expect("suite"),
-        )
-        .expect("json");
+        let suites = read_suites(&format!("{call}/headdims_suite.json"));
         let paths: Vec<(String, Option<&str>)> = [
             ("hd_new_1", None),
             ("hd_new_2", None),
