@@ -534,9 +534,12 @@ pub const KERNELS: &[KernelConfig] = &[
     // were padded to 256: a third more work and 0.82-0.85 of FROST's speed on the no-bias d192
     // rows, call V2 of docs/gpu-runs/2026-12-07-day). Where the kernel computes dQ two Q and
     // two dO buffers fit (d256 has one Q buffer): 86,528 B; split by product on two_kernel,
-    // 73,728 B. Call X1: 0.86-0.93 of the padded kernels' time on the d160 and d192 rows, FROST
-    // / rime 0.96-0.99 without a bias (V2's FROST): not tuned further (no other grid or tile
-    // tried).
+    // 73,728 B. Call X1: 0.86-0.93 of the padded kernels' time on the d160 and d192 rows. FROST
+    // / rime in one call (Y3 of docs/gpu-runs/2026-12-07-eve): 0.96 and 1.05 on the no-bias d192
+    // rows (two_kernel), 1.01 and 1.07 on d160. FROST's own d192 layout on the fused routes
+    // (V in registers in its own region, one dO buffer, 89,856 B) took 0.975-1.018 of this
+    // entry's time on atomic and 0.98-1.00 on relay, V from shared memory 1.01-1.08 (call Y1):
+    // neither adopted.
     for_routes(
         double_do(backward(
             "bwd_d192_32x64_v2",
