@@ -276,7 +276,6 @@ fn run_case(
                 name,
                 tolerance: TOLERANCE,
                 kernels: run.kernels,
-                tensor_copies: run.tensor_copies,
                 outputs: run
                     .outputs
                     .iter()

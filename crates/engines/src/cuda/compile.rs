@@ -147,28 +147,7 @@ pub struct BwdFeatures {
     /// Some Q, K, V, O, dO, Stats, dK or dV is ragged (THD): `RAGGED=1`, the kernel reads each
     /// tensor's offsets; 0 compiles the padded layout alone.
     pub ragged: bool,
-    /// The streamed Q and dO tiles arrive by tensor copies (TMA) from warp 0, completing on an
-    /// mbarrier, instead of cp.async from the copy groups (`TMA_TILES`; the kernel then takes
-    /// the plan's tensor maps, tma.rs, as a second parameter): the plan's choice where
-    /// [`tensor_copies_serve`] holds.
-    pub tma: bool,
 }
-
-/// True when the main kernel of `main` takes its streamed Q and dO tiles by tensor copies on a
-/// device of compute capability `sm` for a graph with (`has_bias`) or without a bias and with
-/// (`ragged`) or without ragged tensors: the copies need sm_90 or newer (SM120 has them); the
-/// kernel has them in its layouts split by product only; a ragged tensor's batches start at
-/// offsets a tensor map cannot hold; and with a bias the builds ran short of registers (on
-/// sm_120 the d256 ones with a direct dBias spilled 8 B, the d192 ones took 250-252 registers
-/// where the cp.async builds take 241), while the rows where the copies are meant to gain
-/// (FROST's closest, docs/performance.md) have none.
-pub fn tensor_copies_serve(main: &KernelConfig, sm: u32, ragged: bool, has_bias: bool) -> bool {
-    sm >= TENSOR_COPY_MIN_SM && !ragged && !has_bias && main.layout.is_some_and(|l| l.split)
-}
-
-/// The first compute capability with tensor copies (`cp.async.bulk.tensor`) and mbarrier
-/// transaction counts.
-pub const TENSOR_COPY_MIN_SM: u32 = 90;
 
 /// The smallest KV tile that gets the KV-major grid. A block streams all of its head's Q and dO
 /// rows once per KV tile, so the bytes it reads per unit of work grow as its KV tile shrinks; the
@@ -280,7 +259,6 @@ impl KernelBuild {
             dbias,
             kv_major,
             ragged,
-            tma,
         } = features;
         let mut b = Self::tiled(KernelFile::BwdMain, main, io);
         b.defines.push(("HAS_BIAS", i64::from(has_bias)));
@@ -288,7 +266,6 @@ impl KernelBuild {
         b.defines.push(("DBIAS_MODE", dbias as i64));
         b.defines.push(("KV_MAJOR", i64::from(kv_major)));
         b.defines.push(("RAGGED", i64::from(ragged)));
-        b.defines.push(("TMA_TILES", i64::from(tma)));
         b.defines.push(("DQ_ROUTE", route_code(route)));
         b
     }
@@ -380,7 +357,6 @@ impl KernelBuild {
             dbias,
             kv_major: false,
             ragged: false,
-            tma: false,
         };
         if route == Route::OrderedDbias {
             // Partials are summed in the kernel: a ragged build only where it fits (SMX014).
@@ -399,7 +375,6 @@ impl KernelBuild {
             dbias: DbiasMode::None,
             kv_major: false,
             ragged: false,
-            tma: false,
         };
         let mut v = vec![plain];
         v.extend([DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate].map(with_bias));
@@ -422,15 +397,7 @@ impl KernelBuild {
             .filter(|f| ragged_dbias_sum_fits(k) || !sums(f))
             .map(|f| BwdFeatures { ragged: true, ..*f })
             .collect();
-        // The padded ones again with tensor copies where the layout has them (every device the
-        // fitness test builds for has them).
-        let tma: Vec<_> = v
-            .iter()
-            .filter(|f| tensor_copies_serve(k, TENSOR_COPY_MIN_SM, f.ragged, f.has_bias))
-            .map(|f| BwdFeatures { tma: true, ..*f })
-            .collect();
         v.extend(ragged);
-        v.extend(tma);
         v
     }
 
