@@ -5,7 +5,8 @@
 # hold.sh out 2026-12-07-tma). In order of priority: the guarded small sweep on rime_tma2 (every
 # case: the no-bias split and two-dO-buffer cases run the tensor copies, the rest are controls),
 # then the no-bias rows of the headdims, standard and d256 suites in turn on main and tma2, then
-# memcheck of every envelope's plain cases on tma2.
+# memcheck of every envelope's plain cases on tma2 (as run, that step read `--filter -plain/`,
+# which clap took for a flag, and did not run; fixed here as in T2, which ran it).
 source docs/gpu-runs/2026-12-05-d256/lib.sh T1
 step sweep 220 /tmp/rime_tma2 selftest --small --guards --require-gpu
 for b in main tma2 tma2 main; do turn hd 60 $b bench --suite headdims --filter bias=none; done
