@@ -169,6 +169,8 @@ pub struct CaseReport {
     pub tolerance: f64,
     /// The kernels that ran (table entries), when the engine names them.
     pub kernels: Vec<&'static str>,
+    /// The backward main kernel took its Q and dO tiles by tensor copies.
+    pub tensor_copies: bool,
     /// Per output.
     pub outputs: Vec<OutputCheck>,
     /// Why the case could not run, instead of results; or, with results, where a ragged
@@ -183,6 +185,7 @@ impl CaseReport {
             name: name.into(),
             tolerance: 0.0,
             kernels: Vec::new(),
+            tensor_copies: false,
             outputs: Vec::new(),
             error: Some(error.to_string()),
         }
@@ -210,6 +213,9 @@ impl CaseReport {
         }
         if !self.kernels.is_empty() {
             s.push_str(&format!("  [{}]", self.kernels.join("+")));
+            if self.tensor_copies {
+                s.push_str(" (tensor copies)");
+            }
         }
         if let Some(e) = &self.error {
             s.push_str(&format!("  error: {e}"));
@@ -238,6 +244,7 @@ mod tests {
             name: "c".into(),
             tolerance: 1e-2,
             kernels: Vec::new(),
+            tensor_copies: false,
             outputs: Vec::new(),
             error: None,
         };

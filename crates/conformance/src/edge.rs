@@ -276,6 +276,7 @@ fn run_case(
                 name,
                 tolerance: TOLERANCE,
                 kernels: run.kernels,
+                tensor_copies: run.tensor_copies,
                 outputs: run
                     .outputs
                     .iter()

@@ -49,6 +49,8 @@ pub struct DeviceRun {
     pub outputs: Outputs,
     /// The table entries the plan launched.
     pub kernels: Vec<&'static str>,
+    /// The main kernel took its Q and dO tiles by tensor copies (its build, not its entry).
+    pub tensor_copies: bool,
     /// Outputs of every execution, hashed (FNV-1a of their bytes), per execution.
     pub hashes: Vec<Vec<u64>>,
 }
@@ -118,6 +120,7 @@ pub fn on_device(
     Ok(DeviceRun {
         outputs: first.unwrap_or_default(),
         kernels: plan.kernels(),
+        tensor_copies: plan.tensor_copies(),
         hashes,
     })
 }

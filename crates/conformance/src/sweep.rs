@@ -707,6 +707,7 @@ fn run_case(
     let forward_ref = on_cpu(&g, fwd, &inputs, Precision::F64)?;
     let (mut outputs, mut written) = compare::outputs(&g, &forward.outputs, &forward_ref);
     let mut kernels = forward.kernels;
+    let mut tensor_copies = false;
     if let (Some(route), Some(bwd)) = (case.route, g.backward) {
         let Ok(bwd_plan) = report.approve_config(bwd, EngineKind::Sm120, Some(route)) else {
             return Ok(SweepOutcome::NotApproved(refusal(
@@ -744,12 +745,14 @@ fn run_case(
             });
         }
         kernels.extend(backward.kernels);
+        tensor_copies = backward.tensor_copies;
     }
     kernels.dedup();
     Ok(SweepOutcome::Ran(CaseReport {
         name: case.name.clone(),
         tolerance: tolerance(spec.io),
         kernels,
+        tensor_copies,
         outputs,
         // Results and a description of what was written outside a ragged output's tokens.
         error: (!written.is_empty()).then(|| written.join("; ")),

@@ -72,6 +72,13 @@
 // (COPY_THREADS, below), not by all of them.
 // The bias tile of the next step is staged in sP (cp.async) once every warp is past dV, so that
 // its load overlaps dK, dQ and the reductions; product 1 reads it from there.
+// With TMA_TILES (two_kernel's split and two-dO-buffer layouts without a bias or ragged tensors,
+// on sm_90 and sm_120: the plan's choice, tensor_copies_serve in compile.rs) the Q and dO tiles
+// arrive by tensor copies instead: one thread issues one copy a tile (its 16-column panels one
+// box) from the plan's tensor maps (crates/engines/src/cuda/tma.rs), completing on an mbarrier per buffer pair that every thread
+// waits on after the step's first barrier, and the tiles sit in shared memory as 32-byte
+// swizzled panels (PANELS in common.cuh) in the padded buffers' space; no other warp issues a
+// copy for them (the Stats / delta copy group remains). K and V are staged as before.
 // dQ partial sums leave as 16-byte vector reductions (sm_90+) straight from the fragments (two
 // 8-byte ones in a group of rows that Sq cuts short), broadcast-dBias partial sums as 8-byte
 // ones from the dS fragments (DBIAS_MODE 3: 8-byte stores of the same pairs).
@@ -97,13 +104,20 @@
 // ALiBi (HAS_ALIBI) adds slope_h * (j - i) to the scores. The dQ accumulator is compact with
 // the actual p.hd_qk columns.
 //
+// With TMA_TILES the dynamic region starts 1,024-byte aligned (ptxas reports the two mbarriers
+// as 1,024 B of static shared memory: the fitness test counts them).
+//
 // Defines: HEAD_DIM_QK, HEAD_DIM_V, BLOCK_Q, BLOCK_KV, WARPS, STAGES, DO_BUFS, WM_SDP, WM_DKV,
 // WM_DQ, K_REGS, V_REGS, V_STAGED, SPLIT_SDP, IS_BF16, HAS_BIAS, HAS_ALIBI, DBIAS_MODE, DQ_ROUTE,
-// KV_MAJOR, SMEM_BYTES.
+// KV_MAJOR, RAGGED, TMA_TILES, SMEM_BYTES.
 
 #define LD_QK (HEAD_DIM_QK + 8)
 #define LD_V (HEAD_DIM_V + 8)
 #define LD_S (BLOCK_KV + 8)
+// Layout codes (common.cuh) of the streamed Q and dO tiles: with TMA_TILES the 32-byte swizzled
+// panels tensor copies write, else rows padded like K's and V's.
+#define LQ (TMA_TILES ? PANELS(BLOCK_Q) : LD_QK)
+#define LDO (TMA_TILES ? PANELS(BLOCK_Q) : LD_V)
 // P and dS live in V's region when V_REGS (V is read only into registers) unless V is staged
 // through the Q and dO buffers (V_STAGED), where they have their own.
 #define PS_IN_V (V_REGS && !V_STAGED)
@@ -153,6 +167,16 @@ static_assert(!V_STAGED || (V_REGS && BLOCK_KV * LD_V <= STAGES * BLOCK_Q * LD_Q
 static_assert(DBIAS_MODE == 0 || HAS_BIAS, "dBias needs a bias");
 static_assert(DQ_ROUTE >= 0 && DQ_ROUTE <= 2, "DQ_ROUTE: 0 atomic, 1 relay, 2 two_kernel");
 static_assert(!(KV_MAJOR && DQ_ROUTE == 1), "relay's tickets order its KV tiles");
+// Tensor copies (TMA_TILES) keep the padded buffers' sizes (a staged K or V passes through them
+// as padded rows); each buffer, and so each 16-column panel of it, starts 256-byte aligned.
+static_assert(!TMA_TILES || (DO_AHEAD && !HAS_BIAS && !RAGGED),
+              "tensor copies: Q and dO copied together as the step starts, padded tensors");
+static_assert(!TMA_TILES || SPLIT_SDP ||
+                  (2 * (BLOCK_KV * LD_QK + V_REGION + (PS_IN_V ? 0 : 2 * BLOCK_Q * LD_S))) % 256 ==
+                      0,
+              "tensor copies: the Q buffers start 256-byte aligned");
+static_assert(!TMA_TILES || ((2 * BLOCK_Q * LD_QK) % 256 == 0 && (2 * BLOCK_Q * LD_V) % 256 == 0),
+              "tensor copies: 256-byte aligned buffers");
 static_assert(!SPLIT_SDP || (DQ_ROUTE == 2 && K_REGS && V_REGS && V_STAGED && STAGES == 2 &&
                              BLOCK_KV <= STAGES * BLOCK_Q),
               "split product 1: no dQ product (nothing reads K from shared memory), K and V "
@@ -237,18 +261,10 @@ __device__ __forceinline__ void load_q_tile(io_t* sQ, const AttnParams& p, int b
                                                               p.hd_qk, ct);
 }
 
-// Copies what the dP and dV products of query tile q0 of head h read besides V: dO rows,
-// Stats and delta (cp.async; rows from q_rows on zero-filled, and masked by rime_keep).
-__device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
-                                             const AttnParams& p, int b, int q_rows, int h, int q0,
-                                             int tid) {
-    const int ct = tid - COPY_DO_FIRST;
-    if ((unsigned)ct < (unsigned)COPY_THREADS) {
-        const io_t* gdO = (const io_t*)p.d_o.ptr + block_base(p.d_o, BASE_DO, b) +
-                          elem_off(h, p.d_o.sh) + elem_off(q0, p.d_o.ss);
-        load_tile<BLOCK_Q, HEAD_DIM_V, COPY_THREADS, true, true>(sdO, LD_V, gdO, p.d_o.ss,
-                                                                 q_rows - q0, p.hd_v, ct);
-    }
+// Copies the Stats and delta rows of query tile q0 of head h (cp.async, by the Stats copy group;
+// rows from q_rows on zero-filled, and masked by rime_keep).
+__device__ __forceinline__ void load_stats_rows(float* sLse, float* sDelta, const AttnParams& p,
+                                                int b, int q_rows, int h, int q0, int tid) {
     const float* gLse =
         (const float*)p.stats.ptr + block_base(p.stats, BASE_STATS, b) + h * p.stats.sh;
     const float* gDelta = (const float*)p.delta + ((i64)b * p.hq + h) * p.sq;
@@ -263,6 +279,43 @@ __device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDel
         cp_async_4(sDelta + r, in ? gDelta + i : gDelta, in);
     }
 }
+
+// Copies what the dP and dV products of query tile q0 of head h read besides V: dO rows (by the
+// dO copy group), Stats and delta (cp.async; rows from q_rows on zero-filled, and masked by
+// rime_keep).
+__device__ __forceinline__ void load_do_tile(io_t* sdO, float* sLse, float* sDelta,
+                                             const AttnParams& p, int b, int q_rows, int h, int q0,
+                                             int tid) {
+    const int ct = tid - COPY_DO_FIRST;
+    if ((unsigned)ct < (unsigned)COPY_THREADS) {
+        const io_t* gdO = (const io_t*)p.d_o.ptr + block_base(p.d_o, BASE_DO, b) +
+                          elem_off(h, p.d_o.sh) + elem_off(q0, p.d_o.ss);
+        load_tile<BLOCK_Q, HEAD_DIM_V, COPY_THREADS, true, true>(sdO, LD_V, gdO, p.d_o.ss,
+                                                                 q_rows - q0, p.hd_v, ct);
+    }
+    load_stats_rows(sLse, sDelta, p, b, q_rows, h, q0, tid);
+}
+
+#if TMA_TILES
+// The mbarrier of each Q / dO buffer pair: its phase completes when both tiles have landed.
+__shared__ __align__(8) u64 s_tile_bar[2];
+
+// Copies the Q and dO tiles of query tile q0 of head h into the buffers at shared addresses sq
+// and sdo by two tensor copies (the plan's tensor maps: one box a tile, its 16-column panels
+// one after the other; rows past Sq and panels past the head dim land as zeros), completing on
+// the buffers' mbarrier `bar`, which the issuing thread (lane 0 of warp 0) first arms with both
+// tiles' bytes. After the block barrier that frees the buffers: the thread orders that
+// barrier's generic accesses (the previous tiles' ldmatrix reads, K and V staged by cp.async)
+// before its copies.
+__device__ __forceinline__ void tma_step_tiles(const TmaMaps& maps, u32 sq, u32 sdo, u32 bar,
+                                               int b, int h, int q0, int lane) {
+    if (lane != 0) return;
+    mbar_arrive_expect(bar, BLOCK_Q * 2 * (HEAD_DIM_QK + HEAD_DIM_V));
+    fence_proxy_async();
+    tma_load_5d(sq, &maps.q, 0, q0, 0, h, b, bar);
+    tma_load_5d(sdo, &maps.d_o, 0, q0, 0, h, b, bar);
+}
+#endif
 
 // Stores the shared [q][kv] dS tile at dst (row stride `stride` elements): rows at or past
 // `rows` and columns at or past `cols` are skipped. Each thread copies 8 consecutive KV columns
@@ -413,18 +466,19 @@ __device__ __forceinline__ void load_b_frags(u32 (*f)[SDP_N / 16][4], u32 b_lane
 }
 
 // Step kk (16 columns of the head dim) of product 1 (S = Q K^T or dP = dO V^T): A from the
-// [q][d] tile at a_lane, B from the fragments in registers (B_REGS) or the [kv][d] tile at b_lane.
-template <bool B_REGS, int LD>
+// [q][d] tile at a_lane (layout LA), B from the fragments in registers (B_REGS) or the [kv][d]
+// tile at b_lane (layout LB).
+template <bool B_REGS, int LA, int LB>
 __device__ __forceinline__ void s_k16(float (*acc)[SDP_NJ][4], u32 a_lane, u32 b_lane, int kk,
                                       const u32 (*f)[SDP_N / 16][4]) {
     if (!B_REGS) {
-        warp_gemm<SDP_MI, SDP_NJ, 1, false, false, LD, LD>(acc, a_lane + tile_off(LD, 0, kk * 16),
-                                                           b_lane + tile_off(LD, 0, kk * 16));
+        warp_gemm<SDP_MI, SDP_NJ, 1, false, false, LA, LB>(acc, a_lane + tile_off(LA, 0, kk * 16),
+                                                           b_lane + tile_off(LB, 0, kk * 16));
         return;
     }
     u32 a[SDP_MI][4];
 #pragma unroll
-    for (int mi = 0; mi < SDP_MI; ++mi) ldsm_x4(a[mi], a_lane + tile_off(LD, mi * 16, kk * 16));
+    for (int mi = 0; mi < SDP_MI; ++mi) ldsm_x4(a[mi], a_lane + tile_off(LA, mi * 16, kk * 16));
 #pragma unroll
     for (int np = 0; np < SDP_NJ / 2; ++np) {
 #pragma unroll
@@ -450,8 +504,8 @@ __device__ __forceinline__ void sdp_k16(float (*s)[SDP_NJ][4], float (*dp)[SDP_N
     u32 ado[SDP_MI][4];
 #pragma unroll
     for (int mi = 0; mi < SDP_MI; ++mi) {
-        ldsm_x4(aq[mi], a_q + tile_off(LD_QK, mi * 16, kk * 16));
-        ldsm_x4(ado[mi], a_do + tile_off(LD_V, mi * 16, kk * 16));
+        ldsm_x4(aq[mi], a_q + tile_off(LQ, mi * 16, kk * 16));
+        ldsm_x4(ado[mi], a_do + tile_off(LDO, mi * 16, kk * 16));
     }
 #pragma unroll
     for (int np = 0; np < SDP_NJ / 2; ++np) {
@@ -662,10 +716,18 @@ __device__ __forceinline__ void store_frag_tile(io_t* sT, const float (*c)[SDP_N
     }
 }
 
+// With tensor copies the kernel takes the plan's tensor maps as a second parameter.
+#if TMA_TILES
+#define BWD_MAIN_MAPS , const __grid_constant__ TmaMaps maps
+#else
+#define BWD_MAIN_MAPS
+#endif
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
-rime_bwd_main(const AttnParams p) {
+rime_bwd_main(const AttnParams p BWD_MAIN_MAPS) {
     pdl_enter();  // before any global access (common.cuh)
-    extern __shared__ __align__(16) unsigned char smem_raw[];
+    // (Tensor copies: 1,024-byte aligned, so that every buffer's swizzle is the one the kernel's
+    // addresses assume; common.cuh, PANELS.)
+    extern __shared__ __align__(TMA_TILES ? 1024 : 16) unsigned char smem_raw[];
     constexpr int kQBuf = BLOCK_Q * LD_QK;  // elements per Q buffer
     constexpr int kDoBuf = BLOCK_Q * LD_V;  // elements per dO buffer
 #if SPLIT_SDP
@@ -734,6 +796,16 @@ rime_bwd_main(const AttnParams p) {
 #endif
     const int n0 = kv_tile * BLOCK_KV;
     const int group = p.hq / p.hk;
+#if TMA_TILES
+    // Each buffer pair's barrier, one arrival a phase (lane 0's, with the bytes it expects);
+    // the barrier after K and V land makes the initialisation visible to every thread.
+    const u32 tile_bar0 = smem_addr(&s_tile_bar[0]);
+    if (tid == 0) {
+        mbar_init(tile_bar0, 1);
+        mbar_init(tile_bar0 + 8, 1);
+    }
+    __syncwarp();  // warp 0 may copy the first tiles before the block's first barrier
+#endif
     const float scale_log2 = p.scale * RIME_LOG2E;
 
     const SeqLens L = seq_lens(p, b);
@@ -761,8 +833,15 @@ rime_bwd_main(const AttnParams p) {
         p.v.ss, KV_ROWS(L) - n0, p.hd_v, tid);
 #if !V_STAGED
     if (steps > 0) {
+#if TMA_TILES
+        if (warp == 0)
+            tma_step_tiles(maps, smem_addr(sQ), smem_addr(sdO), tile_bar0, b, kvh * group,
+                           m_begin * BLOCK_Q, lane);
+        load_stats_rows(sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
+#else
         load_q_tile(sQ, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
         load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
+#endif
     }
 #endif
 #if HAS_BIAS && !PS_IN_V
@@ -785,12 +864,12 @@ rime_bwd_main(const AttnParams p) {
     const int q_d0 = (warp / WM_DQ) * DQ_N;      // dQ: first head-dim column
 
     // This lane's ldmatrix addresses (buffer 0; block (row, col) adds tile_off(ld, row, col)).
-    const u32 a_q = addr_a(smem_addr(sQ), LD_QK, s_il0, 0, lane);       // S: Q rows
-    const u32 a_do = addr_a(smem_addr(sdO), LD_V, s_il0, 0, lane);      // dP: dO rows
+    const u32 a_q = addr_a(smem_addr(sQ), LQ, s_il0, 0, lane);          // S: Q rows
+    const u32 a_do = addr_a(smem_addr(sdO), LDO, s_il0, 0, lane);       // dP: dO rows
     const u32 at_p = addr_a_t(smem_addr(sP), LD_S, k_jl0, 0, lane);     // dV: P^T
     const u32 at_ds = addr_a_t(smem_addr(sdS), LD_S, k_jl0, 0, lane);   // dK: dS^T
-    const u32 bt_do = addr_b_t(smem_addr(sdO), LD_V, k_dv0, 0, lane);   // dV: dO
-    const u32 bt_q = addr_b_t(smem_addr(sQ), LD_QK, k_dk0, 0, lane);    // dK: Q
+    const u32 bt_do = addr_b_t(smem_addr(sdO), LDO, k_dv0, 0, lane);    // dV: dO
+    const u32 bt_q = addr_b_t(smem_addr(sQ), LQ, k_dk0, 0, lane);       // dK: Q
 #if DQ_ROUTE != 2
     const u32 a_ds = addr_a(smem_addr(sdS), LD_S, q_il0, 0, lane);      // dQ: dS
     const u32 bt_k = addr_b_t(smem_addr(sK), LD_QK, q_d0, 0, lane);     // dQ: K
@@ -828,8 +907,15 @@ rime_bwd_main(const AttnParams p) {
 #if V_STAGED
     __syncthreads();  // every warp has its fragments: the Q and dO buffers take their tiles
     if (steps > 0) {
+#if TMA_TILES
+        if (warp == 0)
+            tma_step_tiles(maps, smem_addr(sQ), smem_addr(sdO), tile_bar0, b, kvh * group,
+                           m_begin * BLOCK_Q, lane);
+        load_stats_rows(sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
+#else
         load_q_tile(sQ, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
         load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
+#endif
     }
 #elif V_REGS && HAS_BIAS
     __syncthreads();  // every warp has its V fragments: sP (V's space) takes the first bias tile
@@ -874,7 +960,19 @@ rime_bwd_main(const AttnParams p) {
 
         cp_async_wait_all();
         __syncthreads();  // this step's Q / dO / Stats / delta have landed; sP / sdS are free
-#if STAGES == 2
+#if TMA_TILES
+        // Every warp has finished the previous step: its buffers take the next step's Q and dO
+        // (tensor copies), Stats and delta; then this step's Q and dO must have landed.
+        if (has_next && warp == 0)
+            tma_step_tiles(maps, smem_addr(sQ + (cur ^ 1) * kQBuf),
+                           smem_addr(sdO + (cur ^ 1) * kDoBuf), tile_bar0 + 8 * (cur ^ 1), b,
+                           next_h, next_q0, lane);
+        if (has_next)
+            load_stats_rows(sLse + (cur ^ 1) * BLOCK_Q, sDelta + (cur ^ 1) * BLOCK_Q, p, b,
+                            Q_ROWS(L), next_h, next_q0, tid);
+        // The j-th fill of buffer cur (step 2 j + cur) completes the barrier's phase j.
+        mbar_wait(tile_bar0 + 8 * cur, (step >> 1) & 1);
+#elif STAGES == 2
         // Every warp has finished the previous step: its Q buffer takes the next step's Q (and
         // with DO_AHEAD its dO buffer the next dO, Stats and delta).
         if (has_next) load_q_tile(sQ + (cur ^ 1) * kQBuf, p, b, Q_ROWS(L), next_h, next_q0, tid);
@@ -894,15 +992,15 @@ rime_bwd_main(const AttnParams p) {
             const u32 a_sdp = s_warp ? a_q + q_off : a_do + do_off;
 #pragma unroll
             for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk)
-                s_k16<true, LD_QK>(sdp, a_sdp, 0, kk, kf);
+                s_k16<true, LQ, LD_QK>(sdp, a_sdp, 0, kk, kf);
         } else if (s_warp) {
 #pragma unroll
             for (int kk = 0; kk < HEAD_DIM_QK / 16; ++kk)
-                s_k16<true, LD_QK>(sdp, a_q + q_off, 0, kk, kf);
+                s_k16<true, LQ, LD_QK>(sdp, a_q + q_off, 0, kk, kf);
         } else {
 #pragma unroll
             for (int kk = 0; kk < HEAD_DIM_V / 16; ++kk)
-                s_k16<true, LD_V>(sdp, a_do + do_off, 0, kk, kf);
+                s_k16<true, LDO, LD_V>(sdp, a_do + do_off, 0, kk, kf);
         }
         if (s_warp) {
             softmax_step<false>(interior, sdp, sdp, lse, delta, sBias, p, L, h, i0, s_il0, j0,
@@ -947,9 +1045,9 @@ rime_bwd_main(const AttnParams p) {
 #endif
         // Product 2: dV += P^T dO and dK += dS^T Q over the Q tile's rows (this step's buffers:
         // the next step's tiles are landing in the others).
-        warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_V>(dv, at_p,
+        warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LDO>(dv, at_p,
                                                                               bt_do + do_off);
-        warp_gemm<DKV_M / 16, DK_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_QK>(dk, at_ds,
+        warp_gemm<DKV_M / 16, DK_N / 8, BLOCK_Q / 16, true, true, LD_S, LQ>(dk, at_ds,
                                                                                bt_q + q_off);
 #else
         // Product 1: S = Q K^T and dP = dO V^T, in one k loop over the common head dim (their
@@ -964,16 +1062,16 @@ rime_bwd_main(const AttnParams p) {
             if constexpr (kFewChains) {
                 sdp_k16<K_REGS, V_REGS>(s, dp, a_q + q_off, a_do + do_off, b_k, b_v, kk, kf, vf);
             } else {
-                s_k16<K_REGS, LD_QK>(s, a_q + q_off, b_k, kk, kf);
-                s_k16<V_REGS, LD_V>(dp, a_do + do_off, b_v, kk, vf);
+                s_k16<K_REGS, LQ, LD_QK>(s, a_q + q_off, b_k, kk, kf);
+                s_k16<V_REGS, LDO, LD_V>(dp, a_do + do_off, b_v, kk, vf);
             }
         }
 #pragma unroll
         for (int kk = kJoint; kk < HEAD_DIM_QK / 16; ++kk)
-            s_k16<K_REGS, LD_QK>(s, a_q + q_off, b_k, kk, kf);
+            s_k16<K_REGS, LQ, LD_QK>(s, a_q + q_off, b_k, kk, kf);
 #pragma unroll
         for (int kk = kJoint; kk < HEAD_DIM_V / 16; ++kk)
-            s_k16<V_REGS, LD_V>(dp, a_do + do_off, b_v, kk, vf);
+            s_k16<V_REGS, LDO, LD_V>(dp, a_do + do_off, b_v, kk, vf);
         // (the ALiBi slope is found after product 1: fewer live registers)
         softmax_step<true>(interior, s, dp, lse, delta, sBias, p, L, h, i0, s_il0, j0, s_jl0, g,
                            t, scale_log2);
@@ -988,7 +1086,7 @@ rime_bwd_main(const AttnParams p) {
         // then take the next step's, unless DO_AHEAD copied them as the step started, and past
         // P, whose space takes the next bias tile) dK += dS^T Q over the Q tile's rows. Unsplit,
         // DO_AHEAD means no bias, so a bias tile always has this barrier to wait for.
-        warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_V>(dv, at_p,
+        warp_gemm<DKV_M / 16, DV_N / 8, BLOCK_Q / 16, true, true, LD_S, LDO>(dv, at_p,
                                                                               bt_do + do_off);
 #if !DO_AHEAD
         __syncthreads();
@@ -997,7 +1095,7 @@ rime_bwd_main(const AttnParams p) {
 #if HAS_BIAS
         if (has_next) load_bias_tile(sBias, p, b, next_h, next_q0, n0, tid);
 #endif
-        warp_gemm<DKV_M / 16, DK_N / 8, BLOCK_Q / 16, true, true, LD_S, LD_QK>(dk, at_ds,
+        warp_gemm<DKV_M / 16, DK_N / 8, BLOCK_Q / 16, true, true, LD_S, LQ>(dk, at_ds,
                                                                                bt_q + q_off);
 #if STAGES == 1
         __syncthreads();  // every warp is past its reads of sQ

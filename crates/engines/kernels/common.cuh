@@ -140,29 +140,55 @@ __device__ __forceinline__ void ldsm_x4_t(u32* r, u32 addr) {
                  : "r"(addr));
 }
 
-// ldmatrix address patterns for a tile at shared address `s` (bytes, from smem_addr) whose rows
-// are `ld` elements apart. Kernels take the lane's address once, with m0 = n0 = k0 = 0, and add
-// the constant byte offset of each 16x16 block in the unrolled loops (ldmatrix [reg + imm]).
+// Tile layouts in shared memory, as a layout code `ld`: a positive code is a row-major tile whose
+// rows are `ld` elements apart (padded by 8 elements: conflict-free ldmatrix); PANELS(rows) is a
+// tile of `rows` rows as written by a TMA tensor copy with 32-byte swizzling (tma_load_4d below):
+// panels of 16 columns, each `rows` x 32 bytes, in which the two 16-byte halves of row r swap
+// places when bit 7 of the row's shared address is set (bits 4 ^= 7, the hardware's 32-byte
+// pattern). An ldmatrix phase reads 8 consecutive rows of one half: 8 x 16 bytes over all 32
+// banks, conflict-free as the padded rows are. Panels must start 256-byte aligned, so that
+// adding 8 rows (256 bytes) or a panel keeps the swizzle bit (every block offset below does).
+#define PANELS(rows) (-(rows))
+
+// Byte offset of element (row, col) in a tile of layout `ld`: the constant added to a lane's
+// ldmatrix address for the 16x16 block at (row, col) (in a PANELS tile, row a multiple of 8 and
+// col of 16).
+__device__ __forceinline__ constexpr int tile_off(int ld, int row, int col) {
+    return ld > 0 ? 2 * (row * ld + col) : (col / 16) * -ld * 32 + row * 32 + (col % 16) * 2;
+}
+
+// Shared address of the 16 bytes at (row, col) (col a multiple of 8) of a PANELS(rows) tile at
+// shared address `s`: the half that the swizzle puts there.
+__device__ __forceinline__ u32 panel_addr(u32 s, int rows, int row, int col) {
+    const u32 a = s + (col / 16) * rows * 32 + row * 32;
+    return a + ((((col >> 3) & 1) ^ ((a >> 7) & 1)) << 4);
+}
+
+// ldmatrix address patterns for a tile of layout `ld` at shared address `s` (bytes, from
+// smem_addr). Kernels take the lane's address once, with m0 = n0 = k0 = 0, and add the constant
+// byte offset of each 16x16 block (tile_off) in the unrolled loops (ldmatrix [reg + imm]).
 // A 16x16 from row-major [m][k] storage (non-transposed load).
 __device__ __forceinline__ u32 addr_a(u32 s, int ld, int m0, int k0, int lane) {
+    if (ld < 0) return panel_addr(s, -ld, m0 + (lane & 15), k0 + (lane >> 4) * 8);
     return s + 2 * ((m0 + (lane & 15)) * ld + k0 + (lane >> 4) * 8);
 }
 // A 16x16 from [k][m] storage (transposed load).
 __device__ __forceinline__ u32 addr_a_t(u32 s, int ld, int m0, int k0, int lane) {
+    if (ld < 0)
+        return panel_addr(s, -ld, k0 + (lane & 7) + (lane >> 4) * 8, m0 + ((lane >> 3) & 1) * 8);
     return s + 2 * ((k0 + (lane & 7) + (lane >> 4) * 8) * ld + m0 + ((lane >> 3) & 1) * 8);
 }
 // Two B 16x8 tiles (n0..n0+15) from [n][k] storage: r0,r1 -> tile n0, r2,r3 -> tile n0+8.
 __device__ __forceinline__ u32 addr_b(u32 s, int ld, int n0, int k0, int lane) {
+    if (ld < 0)
+        return panel_addr(s, -ld, n0 + (lane & 7) + (lane >> 4) * 8, k0 + ((lane >> 3) & 1) * 8);
     return s + 2 * ((n0 + (lane & 7) + (lane >> 4) * 8) * ld + k0 + ((lane >> 3) & 1) * 8);
 }
 // Two B 16x8 tiles (n0..n0+15) from [k][n] storage (transposed load), same register order.
 __device__ __forceinline__ u32 addr_b_t(u32 s, int ld, int n0, int k0, int lane) {
+    if (ld < 0)
+        return panel_addr(s, -ld, k0 + (lane & 7) + ((lane >> 3) & 1) * 8, n0 + (lane >> 4) * 8);
     return s + 2 * ((k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ld + n0 + (lane >> 4) * 8);
-}
-// Byte offset of element (row, col) in a tile whose rows are `ld` elements apart: the constant
-// added to a lane's ldmatrix address for the 16x16 block at (row, col).
-__device__ __forceinline__ constexpr int tile_off(int ld, int row, int col) {
-    return 2 * (row * ld + col);
 }
 // Two adjacent f32 C tiles (columns 0-7 in c0, 8-15 in c1), packed to 16 bits, as the A
 // fragment of a k = 16 step (see the fragment layouts above).
@@ -233,6 +259,56 @@ __device__ __forceinline__ void cp_async_commit() {
 template <int N>
 __device__ __forceinline__ void cp_async_wait_group() {
     asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// Tensor copies (TMA, sm_90+, SM120 included) completing on an mbarrier in shared memory. The
+// tensor map (`TensorMap` of the kernel ABI) is a kernel parameter (`__grid_constant__`, so its
+// address is a parameter-space one the copy can read), encoded on the host
+// (crates/engines/src/cuda/tma.rs).
+// Initialises the mbarrier at shared address `bar` for `count` arrivals a phase, and makes the
+// initialisation visible to the tensor copies that will complete on it.
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// One arrival on `bar` that also expects `bytes` more of copies to complete on it this phase.
+__device__ __forceinline__ void mbar_arrive_expect(u32 bar, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+
+// Waits until the phase of `bar` with parity `parity` (0 for its first phase, then 1, 0, ...)
+// has completed: its arrivals made and the copies it expected landed (and visible).
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+    u32 done;
+    do {
+        asm volatile(
+            "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
+            "selp.u32 %0, 1, 0, p; }"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+// Orders this thread's earlier generic-proxy accesses of shared memory (cp.async copies, loads)
+// before later tensor copies into the same bytes.
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// The box of a rank-5 tensor map at coordinates (c0 innermost .. c4) into shared address `dst`,
+// completing on `bar` (elements outside the tensor land as zeros). The destination is
+// `.shared::cta`: with `.shared::cluster` ptxas for sm_120 keeps a slow-path call (and its stack
+// frame) beside every copy.
+__device__ __forceinline__ void tma_load_5d(u32 dst, const void* map, int c0, int c1, int c2,
+                                            int c3, int c4, u32 bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes "
+        "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(dst),
+        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar)
+        : "memory");
 }
 
 // Programmatic dependent launch: on sm_90 and newer every rime kernel is launched with the

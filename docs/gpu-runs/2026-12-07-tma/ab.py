@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""A/B of rime_main and rime_tma2 from one call: `ab.py MAIN1 TMA1 [TMA2 MAIN2]` (bench --out
-dirs; each binary's rows are the geometric mean of its runs). Per row: route, kernels, whether the
+"""A/B of rime_main and a tensor-copy binary (rime_tma2 in T1, rime_tma3 in T3) from one call:
+`ab.py MAIN1 TMA1 [TMA2 MAIN2]` (bench --out dirs, named PREFIX_BINARY_RUN as callT*.sh make
+them; each binary's rows are the geometric mean of its runs). Per row: route, kernels, whether the
 tensor copies ran (the row's `tensor_copies`, which rime_main never writes), times and tma / main;
 then medians grouped by (tensor copies, route, det), and each binary's repeat / first."""
 import collections
@@ -17,7 +18,8 @@ def rows(d):
 runs = [rows(d) for d in sys.argv[1:]]
 main_runs, tma_runs = [runs[0]] + runs[3:4], runs[1:3]
 groups, noise = collections.defaultdict(list), []
-print("| row | route | kernels | copies | main ms | tma2 ms | tma2 / main |")
+tma = sys.argv[2].rstrip("/").split("/")[-1].split("_")[-2]  # the binary's name in TMA1
+print(f"| row | route | kernels | copies | main ms | {tma} ms | {tma} / main |")
 print("|---|---|---|---|---:|---:|---:|")
 for name, a in runs[0].items():
     ms = [[r[name] for r in rs if name in r] for rs in (main_runs, tma_runs)]

@@ -14,6 +14,10 @@ step sweep_pad 30 /tmp/rime_tma3 selftest --small --guards --require-gpu --filte
 for b in main tma3 tma3 main; do turn hd 60 $b bench --suite headdims --filter bias=none; done
 for b in main tma3 tma3 main; do turn std 60 $b bench --suite standard --filter bias=none; done
 for b in tma3 main; do turn d256 40 $b bench --suite d256 --filter bias=none; done
+# Added 2026-12-07 (second session) before it ran: where main's dQ GEMM spends its 446 us on the
+# non-causal no-bias d192 row (two_kernel), one launch with ncu's full set.
+step ncu_dq 120 ncu --clock-control none -k regex:rime_dq_gemm -c 1 --set full -o $W/ncu_dq -f /tmp/rime_main bench --suite headdims --filter "d192 bias=none bf16" --warmup 0 --iters 1 --out $W/ncu_dq_bench
+step ncu_dq_details 60 ncu -i $W/ncu_dq.ncu-rep --page details --csv
 step mem_plain 60 $CS --tool memcheck --error-exitcode 9 /tmp/rime_tma3 selftest --small --require-gpu --filter=-plain/
 step race_plain 90 $CS --tool racecheck --racecheck-report all --error-exitcode 9 /tmp/rime_tma3 selftest --small --require-gpu --filter=-plain/bf16
 save; cat $W/times.txt $W/sha256.txt; grep -m1 -o "H[12]00[^|]*" $W/gpu.txt

@@ -301,18 +301,24 @@ fn bench_case(
     };
     v["route"] = json!(cand.config.route.map(|r| r.to_string()));
     v["workspace_bytes"] = json!(cand.config.workspace.total_bytes());
-    type Timed = (Vec<&'static str>, bool, Vec<f64>);
+    type Timed = (Vec<&'static str>, bool, bool, Vec<f64>);
     let timed = (|| -> Result<Timed, rime_conformance::HarnessError> {
         let mut w = Workload::new(dev, c, 1)?;
         let mut p = Prepared::new(dev, &report, cand, tuned)?;
         let times = p.time(dev, &mut w.pack, args.warmup, args.iters)?;
-        Ok((p.plan.kernels(), p.plan.kv_major_grid(), times))
+        Ok((
+            p.plan.kernels(),
+            p.plan.kv_major_grid(),
+            p.plan.tensor_copies(),
+            times,
+        ))
     })();
     match timed {
-        Ok((kernels, kv_major, times)) => {
+        Ok((kernels, kv_major, tensor_copies, times)) => {
             // The kernels the built plan launched (its own account, not the candidate's).
             v["kernels"] = json!(kernels);
             v["kv_major_grid"] = json!(kv_major);
+            v["tensor_copies"] = json!(tensor_copies);
             let ms = median(&times);
             v["median_ms"] = json!(ms);
             v["min_ms"] = json!(times.first());

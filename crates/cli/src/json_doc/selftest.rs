@@ -169,6 +169,7 @@ mod tests {
             name: name.to_owned(),
             tolerance: 1e-2,
             kernels: vec!["bwd_d64_64x128"],
+            tensor_copies: false,
             outputs: vec![OutputCheck {
                 name: "dQ",
                 rel_err,

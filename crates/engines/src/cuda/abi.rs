@@ -43,6 +43,22 @@ impl CType for f32 {
 impl CType for TensorRef {
     const C: &'static str = "TensorRef";
 }
+impl CType for TensorMap {
+    const C: &'static str = "TensorMap";
+}
+
+/// One TMA tensor map (the driver's `CUtensorMap`): 128 opaque bytes, 128-byte aligned as CUDA
+/// 13 declares it, encoded on the host by `cuTensorMapEncodeTiled` (tma.rs) and read by the
+/// tensor copies of a kernel that takes it as a `__grid_constant__` parameter.
+#[repr(C, align(128))]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct TensorMap {
+    pub opaque: [u64; 16],
+}
+
+/// The CUDA declaration of [`TensorMap`].
+const TENSOR_MAP_C: &str = "struct __align__(128) TensorMap {\n    u64 opaque[16];\n};\n\
+                            static_assert(sizeof(TensorMap) == 128, \"TensorMap: 128 bytes\");\n";
 
 /// Defines a `repr(C)` parameter struct and its CUDA declaration with offset checks.
 macro_rules! abi_struct {
@@ -202,6 +218,17 @@ abi_struct! {
 }
 
 abi_struct! {
+    /// The tensor maps of a main backward kernel built with tensor copies (`TMA_TILES`, tma.rs):
+    /// its second parameter.
+    TmaMaps {
+        /// Q, boxes of 16 head-dim columns x the Q tile's rows (32-byte swizzle).
+        q: TensorMap,
+        /// dO, likewise.
+        d_o: TensorMap,
+    }
+}
+
+abi_struct! {
     /// Parameters of the convert kernel: `dst = scale * src`, f32 to the io dtype.
     ConvertParams {
         /// Compact f32 accumulator `[d0][d1][d2][d3]`; with `parts` > 1, the first of `parts`
@@ -249,6 +276,9 @@ unsafe impl DeviceRepr for AttnParams {}
 unsafe impl DeviceRepr for ConvertParams {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for TensorRef {}
+// SAFETY: a `repr(C)` struct of two 128-byte opaque words, 128-byte aligned on both sides (the
+// generated declaration and `static_assert`s).
+unsafe impl DeviceRepr for TmaMaps {}
 
 /// The CUDA text of the ABI: launch constants, then the structs with their offset checks.
 /// Compiled into every kernel between common.cuh and attn.cuh.
@@ -267,6 +297,8 @@ pub(crate) fn header() -> String {
     h.push_str(&TensorRef::c_declaration());
     h.push_str(&AttnParams::c_declaration());
     h.push_str(&ConvertParams::c_declaration());
+    h.push_str(TENSOR_MAP_C);
+    h.push_str(&TmaMaps::c_declaration());
     h
 }
 
@@ -279,6 +311,7 @@ pub(crate) fn offset_check_kernel(skew: usize) -> String {
     k.push_str(&TensorRef::c_offset_checks(skew));
     k.push_str(&AttnParams::c_offset_checks(skew));
     k.push_str(&ConvertParams::c_offset_checks(skew));
+    k.push_str(&TmaMaps::c_offset_checks(skew));
     k.push_str("}\n");
     k
 }
@@ -300,8 +333,12 @@ mod tests {
             let check = format!("&v.{field} - base != {offset})");
             assert!(k.contains(&check), "missing: {check}");
         }
-        // One test per field: 5 in TensorRef, 42 in AttnParams, 14 in ConvertParams.
-        assert_eq!(k.matches("asm volatile(\"trap;\")").count(), 5 + 42 + 14);
+        // One test per field: 5 in TensorRef, 42 in AttnParams, 14 in ConvertParams, 2 in
+        // TmaMaps.
+        assert_eq!(
+            k.matches("asm volatile(\"trap;\")").count(),
+            5 + 42 + 14 + 2
+        );
         assert!(offset_check_kernel(1).contains(&format!(
             "&v.batch - base != {})",
             std::mem::offset_of!(AttnParams, batch) + 1
@@ -313,5 +350,13 @@ mod tests {
         // 8-byte multiples, so the CUDA structs need no tail padding of their own.
         assert_eq!(std::mem::size_of::<AttnParams>() % 8, 0);
         assert_eq!(std::mem::size_of::<ConvertParams>() % 8, 0);
+        // The driver's tensor map: 128 bytes, 128-byte aligned.
+        assert_eq!(std::mem::size_of::<TensorMap>(), 128);
+        assert_eq!(std::mem::align_of::<TensorMap>(), 128);
+        assert_eq!(
+            std::mem::size_of::<TensorMap>(),
+            std::mem::size_of::<cudarc::driver::sys::CUtensorMap>()
+        );
+        assert!(h.contains("struct __align__(128) TensorMap {"));
     }
 }

@@ -245,7 +245,8 @@ fn tiles() -> String {
 #[test]
 fn tile_ranges_cover_the_band_and_the_ds_the_dq_gemm_and_dbias_reduce_read() {
     let source = format!(
-        "#define __device__\n#define __forceinline__ inline\n#define CASES {CASES}\n\
+        "#define __device__\n#define __forceinline__ inline\n#define __align__(n) alignas(n)\n\
+         #define CASES {CASES}\n\
          typedef unsigned short io_t;\ntypedef unsigned int u32;\n\
          typedef unsigned long long u64;\ntypedef long long i64;\n{}\n{}\n{}",
         super::abi::header(),

@@ -147,7 +147,45 @@ pub struct BwdFeatures {
     /// Some Q, K, V, O, dO, Stats, dK or dV is ragged (THD): `RAGGED=1`, the kernel reads each
     /// tensor's offsets; 0 compiles the padded layout alone.
     pub ragged: bool,
+    /// The streamed Q and dO tiles arrive by tensor copies (TMA) from warp 0, completing on an
+    /// mbarrier, instead of cp.async from the copy groups (`TMA_TILES`; the kernel then takes
+    /// the plan's tensor maps, tma.rs, as a second parameter): the plan's choice where
+    /// [`tensor_copies_serve`] holds.
+    pub tma: bool,
 }
+
+/// True when the main kernel of `main` takes its streamed Q and dO tiles by tensor copies on
+/// `route`, on a device of compute capability `sm`, for a graph with or without ragged tensors
+/// and a bias and with head dims `(dqk, dv)`: only on two_kernel, whose main kernels they made
+/// 1-8% faster (d96 to d256, H100 call T3 of 2026-12-07), where on atomic the d128 kernels
+/// took 1.5% longer with them and relay and ordered_dbias were not timed; the copies need
+/// sm_90 or newer (SM120 has them); the kernel has them where Q and dO are copied together as
+/// a step starts (the split layouts and those with two dO buffers); a ragged tensor's batches
+/// start at offsets a tensor map cannot hold; one box a tile takes head dims of whole
+/// 16-column panels (tma.rs); and with a bias the builds ran short of registers (on sm_120 the
+/// d256 ones with a direct dBias spilled 8 B, the d192 ones took 250-252 registers where the
+/// cp.async builds take 241).
+pub fn tensor_copies_serve(
+    main: &KernelConfig,
+    route: Route,
+    sm: u32,
+    (ragged, has_bias): (bool, bool),
+    (dqk, dv): (usize, usize),
+) -> bool {
+    route == Route::TwoKernel
+        && sm >= TENSOR_COPY_MIN_SM
+        && !ragged
+        && !has_bias
+        && dqk % 16 == 0
+        && dv % 16 == 0
+        && main
+            .layout
+            .is_some_and(|l| l.split || (l.do_buffers == 2 && main.stages == 2))
+}
+
+/// The first compute capability with tensor copies (`cp.async.bulk.tensor`) and mbarrier
+/// transaction counts.
+pub const TENSOR_COPY_MIN_SM: u32 = 90;
 
 /// The smallest KV tile that gets the KV-major grid. A block streams all of its head's Q and dO
 /// rows once per KV tile, so the bytes it reads per unit of work grow as its KV tile shrinks; the
@@ -259,6 +297,7 @@ impl KernelBuild {
             dbias,
             kv_major,
             ragged,
+            tma,
         } = features;
         let mut b = Self::tiled(KernelFile::BwdMain, main, io);
         b.defines.push(("HAS_BIAS", i64::from(has_bias)));
@@ -266,6 +305,7 @@ impl KernelBuild {
         b.defines.push(("DBIAS_MODE", dbias as i64));
         b.defines.push(("KV_MAJOR", i64::from(kv_major)));
         b.defines.push(("RAGGED", i64::from(ragged)));
+        b.defines.push(("TMA_TILES", i64::from(tma)));
         b.defines.push(("DQ_ROUTE", route_code(route)));
         b
     }
@@ -357,6 +397,7 @@ impl KernelBuild {
             dbias,
             kv_major: false,
             ragged: false,
+            tma: false,
         };
         if route == Route::OrderedDbias {
             // Partials are summed in the kernel: a ragged build only where it fits (SMX014).
@@ -375,6 +416,7 @@ impl KernelBuild {
             dbias: DbiasMode::None,
             kv_major: false,
             ragged: false,
+            tma: false,
         };
         let mut v = vec![plain];
         v.extend([DbiasMode::None, DbiasMode::Direct, DbiasMode::Accumulate].map(with_bias));
@@ -397,7 +439,19 @@ impl KernelBuild {
             .filter(|f| ragged_dbias_sum_fits(k) || !sums(f))
             .map(|f| BwdFeatures { ragged: true, ..*f })
             .collect();
+        // The padded ones again with tensor copies where the route and layout take them (every
+        // device the fitness test builds for has them).
+        let tma: Vec<_> = v
+            .iter()
+            .filter(|f| {
+                let dim = |d: u32| usize::try_from(d).unwrap_or(0);
+                let dims = (dim(k.head_dim_qk), dim(k.head_dim_v));
+                tensor_copies_serve(k, route, TENSOR_COPY_MIN_SM, (f.ragged, f.has_bias), dims)
+            })
+            .map(|f| BwdFeatures { tma: true, ..*f })
+            .collect();
         v.extend(ragged);
+        v.extend(tma);
         v
     }
 
@@ -618,6 +672,49 @@ mod tests {
         // Every envelope's KV tile is 64 or 128 rows since the d256 entry went to 32 x 64
         // (2026-12-03); its 32-row tile had lost 10% on KV-major.
         assert!(pays(64, 64) && pays(128, 128) && pays(192, 128) && pays(256, 256));
+    }
+
+    #[test]
+    fn tensor_copies_are_built_for_two_kernel_without_a_bias_or_ragged_tensors_only() {
+        use rime_analyzer::sm120::kernels::select_main;
+        let copies = |b: &KernelBuild| b.defines.contains(&("TMA_TILES", 1));
+        for k in KERNELS
+            .iter()
+            .filter(|k| k.role == KernelRole::BackwardMain)
+        {
+            for b in KernelBuild::all_for(k).iter().filter(|b| copies(b)) {
+                assert!(b.defines.contains(&("DQ_ROUTE", 2)), "{}", k.name);
+                assert!(b.defines.contains(&("HAS_BIAS", 0)), "{}", k.name);
+                assert!(b.defines.contains(&("RAGGED", 0)), "{}", k.name);
+            }
+        }
+        // The rule the plan applies (on an SM120, without a bias or ragged tensors) is the rule
+        // the builds follow.
+        let serve = |route, dqk: i64, dv: i64| {
+            let main = select_main(route, dqk, dv).expect("an envelope");
+            let dims = (usize::try_from(dqk).unwrap(), usize::try_from(dv).unwrap());
+            let serves = tensor_copies_serve(main, route, 120, (false, false), dims);
+            let built = KernelBuild::all_for(main).iter().any(copies);
+            assert!(serves <= built, "{}", main.name);
+            serves
+        };
+        // The split layouts (d192, 192/128, d256) and d128's two dO buffers take them; d64's
+        // layout copies Q and dO at different points of a step and does not.
+        for (dqk, dv) in [(128, 128), (192, 128), (192, 192), (256, 256), (96, 96)] {
+            assert!(serve(Route::TwoKernel, dqk, dv), "d{dqk}/{dv}");
+            assert!(!serve(Route::Atomic, dqk, dv) && !serve(Route::Relay, dqk, dv));
+        }
+        assert!(!serve(Route::TwoKernel, 64, 64) && !serve(Route::TwoKernel, 32, 32));
+        // Not before sm_90, nor for head dims that end inside a 16-column panel, a ragged
+        // tensor or a bias.
+        let main = select_main(Route::TwoKernel, 192, 192).expect("an envelope");
+        let two_kernel =
+            |sm, features, dims| tensor_copies_serve(main, Route::TwoKernel, sm, features, dims);
+        assert!(two_kernel(90, (false, false), (192, 192)));
+        assert!(!two_kernel(89, (false, false), (192, 192)));
+        assert!(!two_kernel(120, (false, false), (184, 184)));
+        assert!(!two_kernel(120, (true, false), (192, 192)));
+        assert!(!two_kernel(120, (false, true), (192, 192)));
     }
 
     #[test]

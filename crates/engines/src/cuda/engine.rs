@@ -153,6 +153,16 @@ impl Sm120EnginePlan {
             .any(|b| b.defines.contains(&("KV_MAJOR", 1)))
     }
 
+    /// True when the plan's backward main kernel takes its Q and dO tiles by tensor copies
+    /// (`TMA_TILES=1`, tma.rs): what a benchmark or sweep row records, since the kernel keeps its
+    /// table entry's name either way.
+    pub fn tensor_copies(&self) -> bool {
+        self.plan
+            .launched()
+            .iter()
+            .any(|b| b.defines.contains(&("TMA_TILES", 1)))
+    }
+
     /// The dQ route (backward plans).
     pub fn route(&self) -> Option<Route> {
         self.plan.route()

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rime_analyzer::sm120::kernels::{h200_tuned, select_main, H200_TUNED, KERNELS};
 use rime_analyzer::{
-    analyze, ApprovedPlan, EngineKind, KernelConfig, RegionKind, Route, Target, Verdict,
+    analyze, ApprovedPlan, DeviceKind, EngineKind, KernelConfig, RegionKind, Route, Target, Verdict,
 };
 
 use super::compile::KernelBuild;
@@ -148,6 +148,20 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
             // The ragged-layout code exactly when some tensor is ragged.
             let ragged = p.tensors().any(|(_, t)| t.ragged_offset.is_some());
             assert_eq!(define(&main, "RAGGED"), Some(i64::from(ragged)), "{what}");
+            // Tensor copies of the Q and dO tiles exactly where the layout copies both as a step
+            // starts (split, or two dO buffers), without a bias or a ragged tensor, with head
+            // dims of whole 16-column panels, on targets that have them (not the A100).
+            let ahead = kernel
+                .layout
+                .is_some_and(|l| l.split || (l.do_buffers == 2 && kernel.stages == 2));
+            let panels = p.shape.dqk % 16 == 0 && p.shape.dv % 16 == 0;
+            let copies_sm = matches!(approved.target().device, DeviceKind::Gpu { sm } if sm >= 90);
+            let copies = ahead && panels && !ragged && p.bias.is_none() && copies_sm;
+            assert_eq!(
+                define(&main, "TMA_TILES"),
+                Some(i64::from(copies)),
+                "{what}"
+            );
             // The dSink reduction, and its row terms in the workspace, exactly with dSink.
             assert_eq!(dsink_reduce.is_some(), p.dsink, "{what}");
             assert_eq!(
@@ -178,7 +192,7 @@ fn fixtures() -> Vec<std::path::PathBuf> {
 #[test]
 fn plans_build_the_approved_kernels() {
     let targets: Vec<Target> = Target::all().into_iter().filter(Target::is_gpu).collect();
-    let (mut plans, mut swapped) = (0, 0);
+    let (mut plans, mut swapped, mut copies) = (0, 0, 0);
     for file in fixtures() {
         let Ok(graph) = rime_graph::json::load_file(&file) else {
             continue;
@@ -197,6 +211,9 @@ fn plans_build_the_approved_kernels() {
                         .expect("a supported configuration is approved");
                     check(&approved, &what);
                     plans += 1;
+                    if let Ok(Chain::Backward { main, .. }) = builds(&approved) {
+                        copies += usize::from(main.defines.contains(&("TMA_TILES", 1)));
+                    }
                     for tuned in H200_TUNED {
                         if let Some(plan) = approved.with_main_kernel(tuned) {
                             assert_eq!(plan.config().kernel.map(|k| k.name), Some(tuned.name));
@@ -208,9 +225,11 @@ fn plans_build_the_approved_kernels() {
             }
         }
     }
-    // Not vacuous: the corpus reaches many sm120 plans, and the tuned swap on the H200.
+    // Not vacuous: the corpus reaches many sm120 plans, the tuned swap on the H200, and plans
+    // with tensor copies.
     assert!(plans > 100, "{plans} plans checked");
     assert!(swapped > 0, "no H200-tuned swap checked");
+    assert!(copies > 0, "no plan with tensor copies checked");
 }
 
 /// A main kernel never runs a route it is not built for: the d256 entries of the fused-dQ

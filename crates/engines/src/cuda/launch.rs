@@ -13,7 +13,7 @@ use std::ffi::c_void;
 
 use cudarc::driver::sys;
 
-use super::abi::{AttnParams, ConvertParams};
+use super::abi::{AttnParams, ConvertParams, TmaMaps};
 use super::context::CudaDevice;
 use super::error::CudaError;
 use super::plan::Loaded;
@@ -38,6 +38,24 @@ pub(crate) unsafe fn launch_attn(
     unsafe { launch_one(dev, kernel, grid, params) }
 }
 
+/// Launches a main backward kernel built with tensor copies (`TMA_TILES`) with `params` and
+/// the tensor maps of its streamed tiles as its second parameter.
+///
+/// # Safety
+/// As [`launch_attn`], and `kernel` must take `(AttnParams, TmaMaps)`; the maps must describe
+/// tensors within the allocations `params` addresses (tma.rs encodes them from `params`).
+pub(crate) unsafe fn launch_attn_with_maps(
+    dev: &CudaDevice,
+    kernel: &Loaded,
+    grid: (u32, u32, u32),
+    params: &AttnParams,
+    maps: &TmaMaps,
+) -> Result<(), CudaError> {
+    let args = [arg(params), arg(maps)];
+    // SAFETY: the caller guarantees the kernel signature, the buffers and the maps.
+    unsafe { launch_args(dev, kernel, grid, &args) }
+}
+
 /// Launches the convert kernel over a `[d0][d1][plane]` accumulator on `grid`.
 ///
 /// # Safety
@@ -55,9 +73,12 @@ pub(crate) unsafe fn launch_convert(
     unsafe { launch_one(dev, kernel, grid, params) }
 }
 
-/// Enqueues `kernel` on `dev`'s stream with `params` as its one by-value argument and its
-/// build's dynamic shared memory, as a programmatic dependent launch where the device has it
-/// (see the module docs). Errors name the kernel's entry point.
+/// The launch argument of a by-value kernel parameter: a pointer to it.
+fn arg<P>(p: &P) -> *mut c_void {
+    std::ptr::from_ref(p).cast_mut().cast::<c_void>()
+}
+
+/// Enqueues `kernel` with `params` as its one by-value argument (see [`launch_args`]).
 ///
 /// # Safety
 /// `P` must be the `repr(C)` struct the kernel takes by value, and the kernel must need no
@@ -67,6 +88,23 @@ unsafe fn launch_one<P>(
     kernel: &Loaded,
     grid: (u32, u32, u32),
     params: &P,
+) -> Result<(), CudaError> {
+    // SAFETY: as the caller guarantees (see # Safety).
+    unsafe { launch_args(dev, kernel, grid, &[arg(params)]) }
+}
+
+/// Enqueues `kernel` on `dev`'s stream with `args` (a pointer to each by-value parameter, in
+/// order) and its build's dynamic shared memory, as a programmatic dependent launch where the
+/// device has it (see the module docs). Errors name the kernel's entry point.
+///
+/// # Safety
+/// `args` must point at the kernel's parameters, each the `repr(C)` value it takes, alive for
+/// the call; the kernel must need no more dynamic shared memory than its build was loaded with.
+unsafe fn launch_args(
+    dev: &CudaDevice,
+    kernel: &Loaded,
+    grid: (u32, u32, u32),
+    args: &[*mut c_void],
 ) -> Result<(), CudaError> {
     let name = kernel.build.file.entry();
     dev.context()
@@ -93,10 +131,11 @@ unsafe fn launch_one<P>(
         attrs: &mut attr,
         numAttrs: u32::from(pdl),
     };
-    let mut args = [std::ptr::from_ref(params).cast_mut().cast::<c_void>()];
+    let mut args = args.to_vec();
     // SAFETY: the function is live while `kernel` is (its module is held by the device); the
-    // argument array holds one pointer to a `P` that outlives the call (the driver copies the
-    // parameter block at launch); the caller vouches for `P` and the shared memory.
+    // argument array holds one pointer per parameter to values that outlive the call (the
+    // driver copies the parameter block at launch); the caller vouches for them and the shared
+    // memory.
     unsafe {
         sys::cuLaunchKernelEx(
             &config,

@@ -25,6 +25,7 @@ mod nvrtc_probe;
 mod plan;
 mod probe;
 mod ragged;
+mod tma;
 
 pub use buffer::{DeviceBuffer, DeviceMemory, DeviceWorkspace};
 pub use compile::PtxCache;

@@ -7,15 +7,18 @@
 
 use cudarc::driver::CudaFunction;
 use rime_analyzer::{
-    ApprovedPlan, EngineKind, KernelConfig, KernelRole, RegionKind, Route, SdpaProblem,
+    ApprovedPlan, DeviceKind, EngineKind, KernelConfig, KernelRole, RegionKind, Route, SdpaProblem,
     WorkspaceLayout,
 };
 use rime_graph::{DataType, OpKind, Port};
 
 use super::abi::{AttnParams, ConvertParams, TensorRef, CONVERT_MAX_BLOCKS_X, PRE_ROWS};
-use super::compile::{kv_major_pays, BwdFeatures, DbiasMode, IoType, KernelBuild};
+use super::compile::{
+    kv_major_pays, tensor_copies_serve, BwdFeatures, DbiasMode, IoType, KernelBuild,
+};
 use super::context::CudaDevice;
-use super::launch::{launch_attn, launch_convert};
+use super::launch::{launch_attn, launch_attn_with_maps, launch_convert};
+use super::tma::tile_maps;
 use crate::{expect_engine, EngineError};
 
 const ENGINE: &str = "sm120";
@@ -192,12 +195,24 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
     if !main.serves(route) {
         return Err(malformed("a main kernel built for the plan's route"));
     }
+    let ragged = !super::ragged::ragged_ports(p).is_empty();
+    let sm = match approved.target().device {
+        DeviceKind::Gpu { sm } => sm,
+        DeviceKind::Cpu => 0,
+    };
     let features = BwdFeatures {
         has_bias: p.bias.is_some(),
         alibi: p.alibi,
         dbias: dbias_mode(p, route),
         kv_major: heaviest_tiles_first(p, route, main),
-        ragged: !super::ragged::ragged_ports(p).is_empty(),
+        ragged,
+        tma: tensor_copies_serve(
+            main,
+            route,
+            sm,
+            (ragged, p.bias.is_some()),
+            (p.shape.dqk, p.shape.dv),
+        ),
     };
     let dq_gemm = match (route, config.dq_kernel) {
         (Route::TwoKernel, Some(k)) => Some(KernelBuild::dq_gemm(
@@ -438,7 +453,15 @@ impl Sm120Plan {
                 // this route. The stream orders preprocess -> main -> dQ -> dBias -> dSink.
                 unsafe {
                     launch_attn(dev, preprocess, pre_grid, &params)?;
-                    launch_attn(dev, main, main_grid, &params)?;
+                    // A main kernel built with tensor copies takes this execution's maps of Q
+                    // and dO (what was built runs).
+                    if main.build.defines.contains(&("TMA_TILES", 1)) {
+                        let envelope = (k.head_dim_qk, k.head_dim_v);
+                        let maps = tile_maps(&params, self.problem.io, k.block_q, envelope)?;
+                        launch_attn_with_maps(dev, main, main_grid, &params, &maps)?;
+                    } else {
+                        launch_attn(dev, main, main_grid, &params)?;
+                    }
                     match dq_gemm {
                         Some(gemm) => {
                             let g = config_of(&gemm.build)?;
