@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Device call T3, prepared and NOT run (the session's device time ran out). Carry .device with
+# Device call T3, prepared in the first session of 2026-12-07 (whose device time ran out) and run
+# in the second, 15:38-15:41 UTC, on an H100. Carry .device with
 # rime_main = main and rime_tma3 = main + tma3.patch (one tensor copy a tile: a rank-5 map whose
 # box is the tile's 16-column panels, issued by one thread, on the split and two-dO-buffer layouts
 # without a bias, head dims of whole panels); records held out (hold.sh out 2026-12-07-tma).

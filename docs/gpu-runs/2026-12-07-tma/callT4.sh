@@ -6,7 +6,8 @@
 # two_kernel alone. The first of three back-to-back calls: FROST's first half, then the
 # candidate's correctness: the determinism table over 20 runs (its no-bias rows run the copies on
 # two_kernel), synccheck of the plain cases, the small sweep's two_kernel cases with guards (the
-# only route whose builds changed: the others run TMA_TILES=0 builds, main's code), the edge cases.
+# only route whose builds take copies: the others run TMA_TILES=0 builds, whose sm_120 SASS matched
+# main's in the six builds sampled), the edge cases.
 source docs/gpu-runs/2026-12-05-d256/lib.sh T4
 step frost_keep 30 frost_keep
 step det 150 /tmp/rime_cand selftest --determinism --require-gpu --repeats 20
