@@ -7,7 +7,7 @@
 # candidate's correctness: the determinism table over 20 runs (its no-bias rows run the copies on
 # two_kernel), synccheck of the plain cases, the small sweep's two_kernel cases with guards (the
 # only route whose builds take copies: the others run TMA_TILES=0 builds, whose sm_120 SASS matched
-# main's in the six builds sampled), the edge cases.
+# main's in the builds compared, README), the edge cases.
 source docs/gpu-runs/2026-12-05-d256/lib.sh T4
 step frost_keep 30 frost_keep
 step det 150 /tmp/rime_cand selftest --determinism --require-gpu --repeats 20
