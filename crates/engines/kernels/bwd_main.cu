@@ -825,14 +825,9 @@ rime_bwd_main(const AttnParams p BWD_MAIN_MAPS) {
     __syncthreads();  // the bases are in place before the first Q / dO tile is copied
 #endif
 
-    load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, true, false>(
-        sK, LD_QK, (const io_t*)p.k.ptr + batch_base(p.k, b) + kvh * p.k.sh + n0 * p.k.ss,
-        p.k.ss, KV_ROWS(L) - n0, p.hd_qk, tid);
-    load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, true, false>(
-        sV, LD_V, (const io_t*)p.v.ptr + batch_base(p.v, b) + kvh * p.v.sh + n0 * p.v.ss,
-        p.v.ss, KV_ROWS(L) - n0, p.hd_v, tid);
-#if !V_STAGED
-    if (steps > 0) {
+    // The first step's Q, dO, Stats and delta into buffer 0 (after K and V's copies are issued;
+    // with V_STAGED once V's fragments have left the buffers).
+    auto load_first_tiles = [&]() {
 #if TMA_TILES
         if (warp == 0)
             tma_step_tiles(maps, smem_addr(sQ), smem_addr(sdO), tile_bar0, b, kvh * group,
@@ -842,7 +837,15 @@ rime_bwd_main(const AttnParams p BWD_MAIN_MAPS) {
         load_q_tile(sQ, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
         load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
 #endif
-    }
+    };
+    load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, true, false>(
+        sK, LD_QK, (const io_t*)p.k.ptr + batch_base(p.k, b) + kvh * p.k.sh + n0 * p.k.ss,
+        p.k.ss, KV_ROWS(L) - n0, p.hd_qk, tid);
+    load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, true, false>(
+        sV, LD_V, (const io_t*)p.v.ptr + batch_base(p.v, b) + kvh * p.v.sh + n0 * p.v.ss,
+        p.v.ss, KV_ROWS(L) - n0, p.hd_v, tid);
+#if !V_STAGED
+    if (steps > 0) load_first_tiles();
 #endif
 #if HAS_BIAS && !PS_IN_V
     if (steps > 0) load_bias_tile(sBias, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
@@ -906,17 +909,7 @@ rime_bwd_main(const AttnParams p BWD_MAIN_MAPS) {
 #endif
 #if V_STAGED
     __syncthreads();  // every warp has its fragments: the Q and dO buffers take their tiles
-    if (steps > 0) {
-#if TMA_TILES
-        if (warp == 0)
-            tma_step_tiles(maps, smem_addr(sQ), smem_addr(sdO), tile_bar0, b, kvh * group,
-                           m_begin * BLOCK_Q, lane);
-        load_stats_rows(sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
-#else
-        load_q_tile(sQ, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
-        load_do_tile(sdO, sLse, sDelta, p, b, Q_ROWS(L), kvh * group, m_begin * BLOCK_Q, tid);
-#endif
-    }
+    if (steps > 0) load_first_tiles();
 #elif V_REGS && HAS_BIAS
     __syncthreads();  // every warp has its V fragments: sP (V's space) takes the first bias tile
     if (steps > 0) load_bias_tile(sBias, p, b, kvh * group, m_begin * BLOCK_Q, n0, tid);
