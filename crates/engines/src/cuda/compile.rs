@@ -441,11 +441,11 @@ impl KernelBuild {
             .collect();
         // The padded ones again with tensor copies where the route and layout take them (every
         // device the fitness test builds for has them).
+        let dim = |d: u32| usize::try_from(d).unwrap_or(0);
+        let dims = (dim(k.head_dim_qk), dim(k.head_dim_v));
         let tma: Vec<_> = v
             .iter()
             .filter(|f| {
-                let dim = |d: u32| usize::try_from(d).unwrap_or(0);
-                let dims = (dim(k.head_dim_qk), dim(k.head_dim_v));
                 tensor_copies_serve(k, route, TENSOR_COPY_MIN_SM, (f.ragged, f.has_bias), dims)
             })
             .map(|f| BwdFeatures { tma: true, ..*f })
