@@ -52,3 +52,8 @@ frost_a() { test -f /tmp/ir.part00 || { echo "the first call's half is not on th
   && echo "$(cat .frostA2/ir.sha256)  /tmp/fa/ir.so.xz" | sha256sum -c && bash /tmp/fa/install_a.sh; }
 frost_b() { bash .frostB/install_b.sh; }
 frost_peer() { env $FROST_PATH timeout $3 python3 .dev3/frost_peer_sink.py $1 > $2; }
+# Two calls instead of three (2026-12-07, call L4 on): the first carries .frostA1 and .frostB and
+# keeps both (frost_keep_ab), the second carries .frostA2 and .dev3 and installs both halves
+# (frost_ab), then times.
+frost_keep_ab() { frost_keep && mkdir -p /tmp/fb && cp .frostB/* /tmp/fb/ && ls -l /tmp/fb; }
+frost_ab() { frost_a && bash /tmp/fb/install_b.sh; }
