@@ -5,12 +5,14 @@
 //! spec, or a bias computed from its index — reproducible from a seed, and in parallel (a bias
 //! can be gigabytes). A ragged (THD) tensor's buffer holds its real tokens' values with NaN in
 //! every gap (a kernel that reads one poisons its results), and its offsets tensor the offsets
-//! the spec laid out.
+//! the spec laid out. With a padding mask, a padded tensor's rows past its batch's length (and a
+//! bias's elements that no batch it serves keeps) are NaN too: callers leave them
+//! uninitialised, and a kernel that multiplies one by a masked 0 gets NaN, not 0.
 
 use half::{bf16, f16};
 use rayon::prelude::*;
 use rime_engines::HostBuffer;
-use rime_graph::{DataType, NodeId, TensorId};
+use rime_graph::{DataType, NodeId, Sequence, Tensor, TensorId};
 
 use crate::exec::POISON_BYTE;
 use crate::spec::{CaseGraph, CaseSpec};
@@ -109,9 +111,69 @@ fn input(
             .zip(values)
             .map(|(&real, x)| if real { x } else { f64::NAN })
             .collect(),
-        None => values,
+        None => {
+            let mut values = values;
+            for e in past_lengths(spec, g.graph.get(id)?, name) {
+                if let Some(x) = values.get_mut(e) {
+                    *x = f64::NAN;
+                }
+            }
+            values
+        }
     };
     host(g.graph.data_type(id)?, &values)
+}
+
+/// The elements of padded token tensor `name` (`t`) past the padding mask's length of their
+/// batch (Q, O, dO and Stats: rows i >= q_len; K and V: rows j >= kv_len), or of a bias the
+/// (i, j) past either length of every batch it serves (a broadcast bias: of the longest); none
+/// without a padding mask.
+fn past_lengths(spec: &CaseSpec, t: &Tensor, name: &str) -> Vec<usize> {
+    let Some((q_lens, kv_lens)) = &spec.padding else {
+        return Vec::new();
+    };
+    let side = match name {
+        "Q" | "O" | "dO" | "Stats" => Some(Sequence::Q),
+        "K" | "V" => Some(Sequence::Kv),
+        "Bias" => None,
+        _ => return Vec::new(),
+    };
+    let size = |i: usize| t.dims.get(i).and_then(|&x| usize::try_from(x).ok());
+    let stride = |i: usize| t.strides.get(i).and_then(|&x| usize::try_from(x).ok());
+    let (Some(dims), Some(strides)) = (
+        (0..4).map(size).collect::<Option<Vec<_>>>(),
+        (0..4).map(stride).collect::<Option<Vec<_>>>(),
+    ) else {
+        return Vec::new();
+    };
+    let longest = |lens: &[usize]| lens.iter().copied().max().unwrap_or(0);
+    let mut out = Vec::new();
+    for b in 0..dims[0] {
+        // A bias of batch dim 1 serves every batch.
+        let lens = |l: &[usize]| {
+            if dims[0] == 1 && spec.b > 1 {
+                longest(l)
+            } else {
+                l.get(b).copied().unwrap_or(0)
+            }
+        };
+        let (ql, kvl) = (lens(q_lens), lens(kv_lens));
+        for h in 0..dims[1] {
+            for r in 0..dims[2] {
+                for c in 0..dims[3] {
+                    let padding = match side {
+                        Some(Sequence::Q) => r >= ql,
+                        Some(Sequence::Kv) => r >= kvl,
+                        None => r >= ql || c >= kvl,
+                    };
+                    if padding {
+                        out.push(b * strides[0] + h * strides[1] + r * strides[2] + c * strides[3]);
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Host buffers for every input of `node` that is not produced by another node of the graph
@@ -200,6 +262,16 @@ mod tests {
                 .expect("span");
             assert_eq!(rime_engines::Buffer::len(h) as u64, span);
         }
+        // Batch 1's padding is NaN: Q rows 3..17 of 4 heads, every K row of 2 heads.
+        let nans = |name: &str| {
+            let id = g.id(name).expect("tensor");
+            let h = &inputs.iter().find(|(t, _)| *t == id).expect("input").1;
+            h.to_f64().iter().filter(|x| x.is_nan()).count()
+        };
+        assert_eq!(nans("Q"), 14 * 4 * 64);
+        assert_eq!(nans("dO"), 14 * 4 * 64);
+        assert_eq!(nans("Stats"), 14 * 4);
+        assert_eq!(nans("K"), 9 * 2 * 64);
         let kv = g.id("SEQ_LEN_KV").expect("lengths");
         let lens = inputs.iter().find(|(id, _)| *id == kv).expect("lengths");
         assert_eq!(lens.1.to_f64(), vec![9.0, 0.0]);

@@ -71,7 +71,10 @@ __device__ __forceinline__ i64 batch_base(const TensorRef& t, int b) {
 
 // Rows (tokens) of one batch that tensor t has memory for: a ragged sequence only its `len`
 // real tokens (the host checked they fit before its next sequence), a padded tensor all `dim`.
-// Loads zero-fill and stores skip the rows past it, so nothing outside a sequence is touched.
+// Stores skip the rows past it, so nothing outside a sequence is touched (a padded output's
+// rows past `len` get their zeros). Loads read `len` rows of every tensor, ragged or padded:
+// a padded tensor's rows past `len` are padding that callers leave uninitialised, and a masked
+// P or dS of 0 times a NaN there is NaN in the real rows' results.
 __device__ __forceinline__ int rows_held(const TensorRef& t, int len, int dim) {
     return RAGGED && t.ragged ? len : dim;
 }

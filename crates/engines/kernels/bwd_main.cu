@@ -222,17 +222,16 @@ __device__ __forceinline__ i64 block_base(const TensorRef& t, int slot, int b) {
 #endif
 }
 
-// The query rows a tile copy may read, of every query-side tensor (Q, dO, Stats, delta): Sq, or
-// in a ragged build the sequence's q_len real tokens (a ragged tensor has no rows past them; a
-// padded one's rows past them are masked by rime_keep, so zero-filling them changes nothing).
-// One bound for all, not one per tensor: per-tensor bounds spilled at the register limit.
-#if RAGGED
+// The query rows a tile copy may read, of every query-side tensor (Q, dO, Stats, delta), and the
+// key rows of K and V: the sequence's lengths (the padding mask's, or a ragged sequence's real
+// tokens), never Sq and Skv. A ragged tensor has no rows past them; a padded one's rows past
+// them are padding, which callers leave uninitialised: masked P and dS are 0, but 0 times a NaN
+// row of Q, dO, K or V is NaN in dK, dV and dQ, so those rows are zero-filled instead (until
+// 2026-12-07 a padded build read them up to Sq and Skv; tensor copies, bounded by Sq, serve no
+// padding mask: tensor_copies_serve). One bound for all, not one per
+// tensor: per-tensor bounds spilled at the register limit.
 #define Q_ROWS(L) ((L).q)
 #define KV_ROWS(L) ((L).kv)
-#else
-#define Q_ROWS(L) (p.sq)
-#define KV_ROWS(L) (p.skv)
-#endif
 
 // Copy groups: the streamed tiles are copied by a few warps each, not by all of them. Q by the
 // COPY_THREADS threads from 0, dO by the next COPY_THREADS, Stats and delta by BLOCK_Q threads

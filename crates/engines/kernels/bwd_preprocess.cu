@@ -44,10 +44,11 @@ rime_bwd_preprocess(const AttnParams p) {
     const float sink = dsink_rows ? ((const float*)p.sink.ptr)[h * p.sink.sh] : 0.f;
     const float* stats = (const float*)p.stats.ptr + batch_base(p.stats, b) + h * p.stats.sh;
     const int q_len = seq_lens(p, b).q;
-    // A ragged O, dO or Stats has no rows past the sequence's length: those rows get delta 0
-    // and dSink term 0 without a read (the main kernel masks them anyway).
-    const int od_rows = min(rows_held(p.o, q_len, p.sq), rows_held(p.d_o, q_len, p.sq));
-    const int s_rows = rows_held(p.stats, q_len, p.sq);
+    // Rows past the sequence's length get delta 0 and dSink term 0 without a read: a ragged O,
+    // dO or Stats has no such rows, a padded one's are padding (maybe NaN; the main kernel
+    // masks those rows anyway).
+    const int od_rows = q_len;
+    const int s_rows = q_len;
 
     const int chunks = p.hd_v >> 3;  // 16-byte chunks of a dO / O row
     const int lanes = chunks <= 1 ? 1 : 1 << (32 - __clz(chunks - 1));

@@ -59,7 +59,7 @@ rime_dq_gemm(const AttnParams p) {
     const io_t* gdS = (const io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * pitch + q0 * pitch;
     const io_t* gK = (const io_t*)p.k.ptr + batch_base(p.k, b) + kvh * p.k.sh;
     const SeqLens L = seq_lens(p, b);
-    const int k_rows = rows_held(p.k, L.kv, p.skv);
+    const int k_rows = L.kv;  // not a padded K's padding rows (NaN times a dS of 0 is NaN)
 
     // The main kernel wrote every column of its KV tiles, i.e. up to round_up(Skv, its
     // BLOCK_KV), which can end before this chunk does: columns from round_up(Skv, 8) on are

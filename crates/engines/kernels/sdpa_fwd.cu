@@ -70,10 +70,10 @@ rime_sdpa_fwd(const AttnParams p) {
     int n_begin, n_end;
     tiles_of<BLOCK_KV>(j_begin, j_end, n_begin, n_end);
 
+    // Loads read the sequences' rows alone (a padded tensor's rows past them are padding, maybe
+    // NaN, and masked P = 0 times NaN is NaN in O); stores keep rows_held's bound.
     load_tile<BLOCK_Q, HEAD_DIM_QK, WARPS * 32, false, false>(
-        sQ, LD_QK, gQ, p.q.ss, rows_held(p.q, L.q, p.sq) - m0, p.hd_qk, tid);
-    const int k_rows = rows_held(p.k, L.kv, p.skv);
-    const int v_rows = rows_held(p.v, L.kv, p.skv);
+        sQ, LD_QK, gQ, p.q.ss, L.q - m0, p.hd_qk, tid);
 
     const float scale_log2 = p.scale * RIME_LOG2E;
 #if HAS_ALIBI
@@ -101,9 +101,9 @@ rime_sdpa_fwd(const AttnParams p) {
         const int n0 = n * BLOCK_KV;
         __syncthreads();
         load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false, false>(
-            sK, LD_QK, gK + n0 * p.k.ss, p.k.ss, k_rows - n0, p.hd_qk, tid);
+            sK, LD_QK, gK + n0 * p.k.ss, p.k.ss, L.kv - n0, p.hd_qk, tid);
         load_tile<BLOCK_KV, HEAD_DIM_V, WARPS * 32, false, false>(
-            sV, LD_V, gV + n0 * p.v.ss, p.v.ss, v_rows - n0, p.hd_v, tid);
+            sV, LD_V, gV + n0 * p.v.ss, p.v.ss, L.kv - n0, p.hd_v, tid);
         cp_async_wait_all();
         __syncthreads();
 

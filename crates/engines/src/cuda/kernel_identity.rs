@@ -149,16 +149,17 @@ fn check(approved: &ApprovedPlan, what: &str) -> usize {
             let ragged = p.tensors().any(|(_, t)| t.ragged_offset.is_some());
             assert_eq!(define(&main, "RAGGED"), Some(i64::from(ragged)), "{what}");
             // Tensor copies of the Q and dO tiles exactly on two_kernel where the layout copies
-            // both as a step starts (split, or two dO buffers), without a bias or a ragged
-            // tensor, with head dims of whole 16-column panels, on targets that have them (not
-            // the A100).
+            // both as a step starts (split, or two dO buffers), without a bias, a ragged
+            // tensor or a padding mask, with head dims of whole 16-column panels, on targets
+            // that have them (not the A100).
             let two_kernel = config.route == Some(Route::TwoKernel);
             let ahead = kernel
                 .layout
                 .is_some_and(|l| l.split || (l.do_buffers == 2 && kernel.stages == 2));
             let panels = p.shape.dqk % 16 == 0 && p.shape.dv % 16 == 0;
             let copies_sm = matches!(approved.target().device, DeviceKind::Gpu { sm } if sm >= 90);
-            let copies = two_kernel && ahead && panels && !ragged && p.bias.is_none() && copies_sm;
+            let varlen = ragged || p.padding;
+            let copies = two_kernel && ahead && panels && !varlen && p.bias.is_none() && copies_sm;
             assert_eq!(
                 define(&main, "TMA_TILES"),
                 Some(i64::from(copies)),

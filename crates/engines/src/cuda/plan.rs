@@ -210,7 +210,8 @@ pub(crate) fn builds(approved: &ApprovedPlan) -> Result<Builds, EngineError> {
             main,
             route,
             sm,
-            (ragged, p.bias.is_some()),
+            // A padding mask's padding rows are not read, which a tensor map cannot bound.
+            (ragged || p.padding, p.bias.is_some()),
             (p.shape.dqk, p.shape.dv),
         ),
     };
