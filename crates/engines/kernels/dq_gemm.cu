@@ -11,9 +11,9 @@
 // fragment it loads serves all its columns and every B (K) fragment both of its 16-row blocks.
 // The block walks the KV columns the mask band leaves its rows (kv_range_of: dS is zero
 // elsewhere, so the chunks outside add nothing) in chunks of BLOCK_KV columns through a
-// STAGES-deep cp.async ring of dS and K chunks (rows past Sq or Skv zero-filled): chunk c +
-// STAGES - 1 is copied while chunk c is multiplied (mma.sync m16n8k16, dS by ldmatrix, K by
-// transposed ldmatrix), one block barrier per chunk.
+// STAGES-deep cp.async ring of dS and K chunks (dS rows past Sq and K rows past the batch's
+// key length zero-filled): chunk c + STAGES - 1 is copied while chunk c is multiplied
+// (mma.sync m16n8k16, dS by ldmatrix, K by transposed ldmatrix), one block barrier per chunk.
 //
 // Shared memory (dynamic, 16-bit, rows padded by 8 elements), per stage:
 //   dS BLOCK_Q x (BLOCK_KV + 8), K BLOCK_KV x (HEAD_DIM_QK + 8):
