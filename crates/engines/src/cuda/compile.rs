@@ -157,14 +157,14 @@ pub struct BwdFeatures {
 /// True when the main kernel of `main` takes its streamed Q and dO tiles by tensor copies on
 /// `route`, on a device of compute capability `sm`, for a graph with or without variable
 /// lengths (ragged tensors or a padding mask) and a bias and with head dims `(dqk, dv)`: only
-/// on two_kernel, whose main kernels they made
-/// 1-8% faster (d96 to d256, H100 call T3 of 2026-12-07), where on atomic the d128 kernels
-/// took 1.5% longer with them and relay and ordered_dbias were not timed; the copies need
-/// sm_90 or newer (SM120 has them); the kernel has them where Q and dO are copied together as
-/// a step starts (the split layouts and those with two dO buffers); a ragged tensor's batches
-/// start at offsets a tensor map cannot hold, and a map bounds rows by Sq alone, where a
-/// padding mask's rows past each batch's length are padding the kernel must not read (it may
-/// be NaN, and a masked 0 times NaN is NaN; bwd_main.cu's `Q_ROWS`); one box a tile takes head dims of whole
+/// on two_kernel, whose main kernels they made 1-8% faster (d96 to d256, H100 call T3 of
+/// 2026-12-07), where on atomic the d128 kernels took 1.5% longer with them and relay and
+/// ordered_dbias were not timed; the copies need sm_90 or newer (SM120 has them); the kernel
+/// has them where Q and dO are copied together as a step starts (the split layouts and those
+/// with two dO buffers); a ragged tensor's batches start at offsets a tensor map cannot hold,
+/// and a map bounds rows by Sq alone, where a padding mask's rows past each batch's length are
+/// padding the kernel must not read (it may be NaN, and a masked 0 times NaN is NaN:
+/// bwd_main.cu's `Q_ROWS`); one box a tile takes head dims of whole
 /// 16-column panels (tma.rs); and with a bias the builds ran short of registers (on sm_120 the
 /// d256 ones with a direct dBias spilled 8 B, the d192 ones took 250-252 registers where the
 /// cp.async builds take 241).
