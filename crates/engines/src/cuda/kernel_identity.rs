@@ -195,7 +195,7 @@ fn fixtures() -> Vec<std::path::PathBuf> {
 #[test]
 fn plans_build_the_approved_kernels() {
     let targets: Vec<Target> = Target::all().into_iter().filter(Target::is_gpu).collect();
-    let (mut plans, mut swapped, mut copies) = (0, 0, 0);
+    let (mut plans, mut swapped, mut copies, mut padded) = (0, 0, 0, 0);
     for file in fixtures() {
         let Ok(graph) = rime_graph::json::load_file(&file) else {
             continue;
@@ -216,6 +216,18 @@ fn plans_build_the_approved_kernels() {
                     plans += 1;
                     if let Ok(Chain::Backward { main, .. }) = builds(&approved) {
                         copies += usize::from(main.defines.contains(&("TMA_TILES", 1)));
+                        // A two_kernel plan with a padding mask whose layout, dims and bias
+                        // would take the copies without it (check asserted TMA_TILES = 0: a
+                        // map would read the padding).
+                        let p = approved.problem();
+                        padded += usize::from(
+                            p.padding
+                                && p.bias.is_none()
+                                && p.shape.dqk % 16 == 0
+                                && p.shape.dv % 16 == 0
+                                && c.route == Some(Route::TwoKernel)
+                                && main.defines.contains(&("DO_BUFS", 2)),
+                        );
                     }
                     for tuned in H200_TUNED {
                         if let Some(plan) = approved.with_main_kernel(tuned) {
@@ -233,6 +245,7 @@ fn plans_build_the_approved_kernels() {
     assert!(plans > 100, "{plans} plans checked");
     assert!(swapped > 0, "no H200-tuned swap checked");
     assert!(copies > 0, "no plan with tensor copies checked");
+    assert!(padded > 0, "no two_kernel plan with a padding mask checked");
 }
 
 /// A main kernel never runs a route it is not built for: the d256 entries of the fused-dQ
