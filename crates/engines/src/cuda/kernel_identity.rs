@@ -11,7 +11,7 @@ use rime_analyzer::{
     analyze, ApprovedPlan, DeviceKind, EngineKind, KernelConfig, RegionKind, Route, Target, Verdict,
 };
 
-use super::compile::KernelBuild;
+use super::compile::{tensor_copies_serve, KernelBuild};
 use super::plan::{builds, Chain};
 
 fn define(build: &KernelBuild, name: &str) -> Option<i64> {
@@ -216,18 +216,20 @@ fn plans_build_the_approved_kernels() {
                     plans += 1;
                     if let Ok(Chain::Backward { main, .. }) = builds(&approved) {
                         copies += usize::from(main.defines.contains(&("TMA_TILES", 1)));
-                        // A two_kernel plan with a padding mask whose layout, dims and bias
-                        // would take the copies without it (check asserted TMA_TILES = 0: a
-                        // map would read the padding).
+                        // A plan with a padding mask that would take the copies without it
+                        // (check asserted TMA_TILES = 0: a map would read the padding).
                         let p = approved.problem();
-                        padded += usize::from(
-                            p.padding
-                                && p.bias.is_none()
-                                && p.shape.dqk % 16 == 0
-                                && p.shape.dv % 16 == 0
-                                && c.route == Some(Route::TwoKernel)
-                                && main.defines.contains(&("DO_BUFS", 2)),
-                        );
+                        let sm = match target.device {
+                            DeviceKind::Gpu { sm } => sm,
+                            DeviceKind::Cpu => 0,
+                        };
+                        let ragged = p.tensors().any(|(_, t)| t.ragged_offset.is_some());
+                        let unmasked =
+                            approved.config().kernel.zip(c.route).is_some_and(|(k, r)| {
+                                let dims = (p.shape.dqk, p.shape.dv);
+                                tensor_copies_serve(k, r, sm, (ragged, p.bias.is_some()), dims)
+                            });
+                        padded += usize::from(p.padding && unmasked);
                     }
                     for tuned in H200_TUNED {
                         if let Some(plan) = approved.with_main_kernel(tuned) {
@@ -245,7 +247,10 @@ fn plans_build_the_approved_kernels() {
     assert!(plans > 100, "{plans} plans checked");
     assert!(swapped > 0, "no H200-tuned swap checked");
     assert!(copies > 0, "no plan with tensor copies checked");
-    assert!(padded > 0, "no two_kernel plan with a padding mask checked");
+    assert!(
+        padded > 0,
+        "no plan checked with a padding mask that tensor copies would serve without it"
+    );
 }
 
 /// A main kernel never runs a route it is not built for: the d256 entries of the fused-dQ
