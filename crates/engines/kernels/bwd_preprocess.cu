@@ -43,12 +43,10 @@ rime_bwd_preprocess(const AttnParams p) {
         p.dsink_rows && p.sink.ptr ? (float*)p.dsink_rows + ((i64)b * p.hq + h) * p.sq : 0;
     const float sink = dsink_rows ? ((const float*)p.sink.ptr)[h * p.sink.sh] : 0.f;
     const float* stats = (const float*)p.stats.ptr + batch_base(p.stats, b) + h * p.stats.sh;
+    // Rows past the sequence's length get delta 0 and dSink term 0 without a read of O, dO or
+    // Stats: a ragged one has no such rows, a padded one's are padding (maybe NaN; the main
+    // kernel masks those rows anyway).
     const int q_len = seq_lens(p, b).q;
-    // Rows past the sequence's length get delta 0 and dSink term 0 without a read: a ragged O,
-    // dO or Stats has no such rows, a padded one's are padding (maybe NaN; the main kernel
-    // masks those rows anyway).
-    const int od_rows = q_len;
-    const int s_rows = q_len;
 
     const int chunks = p.hd_v >> 3;  // 16-byte chunks of a dO / O row
     const int lanes = chunks <= 1 ? 1 : 1 << (32 - __clz(chunks - 1));
@@ -64,7 +62,7 @@ rime_bwd_preprocess(const AttnParams p) {
         const int i = blockIdx.x * PRE_ROWS + r0 + sub;
         const bool row = r0 + sub < PRE_ROWS && i < p.sq;
         float acc = 0.f;
-        if (row && i < od_rows) {
+        if (row && i < q_len) {
             const io_t* o = gO + (i64)i * p.o.ss;
             const io_t* d_o = gdO + (i64)i * p.d_o.ss;
             for (int c = l; c < chunks; c += lanes) {
@@ -85,7 +83,7 @@ rime_bwd_preprocess(const AttnParams p) {
         if (row && l == 0) {
             delta[i] = acc;
             if (dsink_rows) {
-                const float lse = i < s_rows ? stats[(i64)i * p.stats.ss] : -rime_neg_inf();
+                const float lse = i < q_len ? stats[(i64)i * p.stats.ss] : -rime_neg_inf();
                 const bool counts =
                     i < q_len && lse != -rime_neg_inf() && sink != rime_neg_inf();
                 dsink_rows[i] = counts ? -rime_exp2((sink - lse) * RIME_LOG2E) * acc : 0.f;
