@@ -59,7 +59,6 @@ rime_dq_gemm(const AttnParams p) {
     const io_t* gdS = (const io_t*)p.ds + ((i64)b * p.hq + h) * p.sq * pitch + q0 * pitch;
     const io_t* gK = (const io_t*)p.k.ptr + batch_base(p.k, b) + kvh * p.k.sh;
     const SeqLens L = seq_lens(p, b);
-    const int k_rows = L.kv;  // not a padded K's padding rows (NaN times a dS of 0 is NaN)
 
     // The main kernel wrote every column of its KV tiles, i.e. up to round_up(Skv, its
     // BLOCK_KV), which can end before this chunk does: columns from round_up(Skv, 8) on are
@@ -76,7 +75,7 @@ rime_dq_gemm(const AttnParams p) {
         load_tile<BLOCK_Q, BLOCK_KV, WARPS * 32, false, true>(
             sdS, LD_DS, gdS + j0, pitch, p.sq - q0, (p.skv - j0 + 7) / 8 * 8, tid);
         load_tile<BLOCK_KV, HEAD_DIM_QK, WARPS * 32, false, true>(
-            sdS + BLOCK_Q * LD_DS, LD_K, gK + j0 * p.k.ss, p.k.ss, k_rows - j0, p.hd_qk, tid);
+            sdS + BLOCK_Q * LD_DS, LD_K, gK + j0 * p.k.ss, p.k.ss, L.kv - j0, p.hd_qk, tid);
     };
 
     float acc[2][WARP_COLS / 8][4];
