@@ -21,8 +21,9 @@ with rime's THD rows (its case key includes "lens").
 usage: python3 cudnn_fe_thd_bwd.py cases.json [--check] > cudnn_thd.jsonl
   --check: also compare dQ, dK, dV with a float32 PyTorch autograd reference per sequence
            (only when O and Stats came from the forward), reported as max |err| / max |ref|.
-Rows without "lens" are printed with "skipped". A case that fails prints an "error" field (and
-the stage: build_fwd, fwd, build_bwd, execute, check) and the run goes on.
+Rows without "lens", or padded ones ("layout": "bshd"), are printed with "skipped". A case that
+fails prints an "error" field (and the stage: build_fwd, fwd, build_bwd, execute, check) and the
+run goes on.
 """
 import json
 import math
@@ -197,8 +198,8 @@ def check(p):
 
 def run_case(c, handle, want_check):
     rec = {"case": c, "backend": "CUDNN_FE"}
-    if "lens" not in c:
-        rec["skipped"] = "not a THD case (no lens)"
+    if "lens" not in c or c.get("layout", "thd") != "thd":
+        rec["skipped"] = "not a THD case (no lens, or padded)"
         return rec
     stage = "setup"
     try:

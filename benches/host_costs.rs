@@ -13,7 +13,9 @@ use rime::analyzer::{analyze, heuristics, Candidate, HeuristicsOptions, Route, T
 use rime::engines::cuda::{probe, CudaDevice, CudaStatus, PtxCache, Sm120EnginePlan};
 use rime::engines::{CpuEngine, Engine, HostBuffer, Plan, VariantPack, Workspace};
 use rime::graph::{DataType, Graph};
-use rime_conformance::workload::{sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
+use rime_conformance::workload::{
+    sm120_candidates, BackwardCase, BiasKind, Prepared, Tokens, Workload,
+};
 
 /// The typical backward plan: d128 bf16, causal, per-batch bias with dBias.
 fn case(b: usize, h: usize, s: usize, d: usize) -> BackwardCase {
@@ -30,7 +32,7 @@ fn case(b: usize, h: usize, s: usize, d: usize) -> BackwardCase {
         io: DataType::Bf16,
         deterministic: false,
         sink: false,
-        lens: None,
+        tokens: Tokens::Full,
     }
 }
 

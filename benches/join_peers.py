@@ -24,12 +24,14 @@ BACKENDS = ("FROST_SM120", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTE
             "TORCH_VARLEN")
 SHORT = {"FROST_SM120": "FROST", "FLASH_ATTENTION": "FLASH", "EFFICIENT_ATTENTION": "EFFICIENT",
          "CUDNN_ATTENTION": "torch-CUDNN", "CUDNN_FE": "cuDNN-FE", "TORCH_VARLEN": "torch-varlen"}
-KEYS = ("b", "hq", "hk", "sq", "skv", "d", "dv", "causal", "bias", "dtype", "deterministic", "sink", "lens")
+KEYS = ("b", "hq", "hk", "sq", "skv", "d", "dv", "causal", "bias", "dtype", "deterministic", "sink", "lens",
+        "layout")
 
 
 def key(case):
-    """A case's identity; "dv" defaults to "d", "sink" (only on sink rows) to false, and "lens"
-    (only on THD rows) to none."""
+    """A case's identity; "dv" defaults to "d", "sink" (only on sink rows) to false, "lens" and
+    "layout" (only on rows with per-batch lengths: "thd" packed, "bshd" padded) to none; a
+    THD row and its padded twin differ in "layout" alone."""
     defaults = {"dv": case["d"], "sink": False}
     v = lambda k: case.get(k, defaults.get(k))
     return tuple(tuple(v(k)) if isinstance(v(k), list) else v(k) for k in KEYS)

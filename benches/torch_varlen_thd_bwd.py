@@ -11,7 +11,8 @@ window_size=(-1, 0) (later), scale=, enable_gqa= when present. Deterministic row
 torch.use_deterministic_algorithms(True); a refusal is reported, not hidden.
 
 usage: python3 torch_varlen_thd_bwd.py cases.json > torch_thd.jsonl
-Rows without "lens" are printed with "skipped"; a failing case prints an "error" field.
+Rows without "lens", or padded ones ("layout": "bshd"), are printed with "skipped"; a failing
+case prints an "error" field.
 """
 import inspect
 import json
@@ -26,8 +27,8 @@ DT = {"bf16": torch.bfloat16, "f16": torch.float16}
 
 def run_case(c, varlen_attn, params):
     rec = {"case": c, "backend": "TORCH_VARLEN"}
-    if "lens" not in c:
-        rec["skipped"] = "not a THD case (no lens)"
+    if "lens" not in c or c.get("layout", "thd") != "thd":
+        rec["skipped"] = "not a THD case (no lens, or padded)"
         return rec
     lens = [int(x) for x in c["lens"]]
     hq, hk, d = c["hq"], c["hk"], c["d"]

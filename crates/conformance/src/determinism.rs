@@ -19,7 +19,9 @@ use rime_graph::DataType;
 use crate::compare::{self, tolerance};
 use crate::exec::{hash, on_cpu, Outputs};
 use crate::spec::CaseGraph;
-use crate::workload::{median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload};
+use crate::workload::{
+    median, sm120_candidates, BackwardCase, BiasKind, Prepared, Tokens, Workload,
+};
 use crate::HarnessError;
 
 /// The shape table (odd lengths, GQA/MQA, causal, per-batch and broadcast bias + dBias, sinks
@@ -40,21 +42,24 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         io,
         deterministic: true,
         sink: false,
-        lens: Option::None,
+        tokens: Tokens::Full,
     };
     // dSink is summed in a fixed order on every route (dsink_reduce.cu).
     let sink = |case: BackwardCase| BackwardCase { sink: true, ..case };
-    // Ragged (THD) self-attention with these sequence lengths (B and S come from them).
-    let thd = |case: BackwardCase, lens: &[usize]| {
+    // These sequence lengths (B and S come from them), ragged (THD) or in a padded BSHD
+    // layout under a padding mask.
+    let varlen = |case: BackwardCase, lens: &[usize], tokens: fn(Vec<usize>) -> Tokens| {
         let longest = lens.iter().copied().max().unwrap_or(0);
         BackwardCase {
             b: lens.len(),
             sq: longest,
             skv: longest,
-            lens: Some(lens.to_vec()),
+            tokens: tokens(lens.to_vec()),
             ..case
         }
     };
+    let thd = |case, lens: &[usize]| varlen(case, lens, Tokens::Packed);
+    let padded = |case, lens: &[usize]| varlen(case, lens, Tokens::Padded);
     let (bf, f) = (DataType::Bf16, DataType::F16);
     if small {
         return vec![
@@ -74,6 +79,8 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
             // The d32 and d192 envelopes (2026-12-07).
             c(2, 2, 1, 70, 90, 32, 32, true, Batch, bf),
             c(2, 4, 2, 77, 130, 192, 192, false, Broadcast, f),
+            // A padded layout under a padding mask, its padding NaN (2026-12-08).
+            padded(c(0, 4, 2, 0, 0, 128, 128, true, None, bf), &[70, 1, 130]),
         ];
     }
     vec![
@@ -129,6 +136,13 @@ pub fn cases(small: bool) -> Vec<BackwardCase> {
         c(2, 8, 2, 300, 190, 32, 32, true, Batch, f),
         c(2, 4, 4, 257, 300, 192, 192, true, Broadcast, bf),
         sink(c(2, 4, 2, 513, 513, 192, 192, false, None, bf)),
+        // A padded layout under a padding mask (its padding NaN: the rows past the lengths are
+        // never read, 2026-12-08), without a bias and with a per-batch one.
+        padded(
+            c(0, 8, 2, 0, 0, 128, 128, false, None, bf),
+            &[300, 0, 190, 257],
+        ),
+        padded(c(0, 4, 4, 0, 0, 192, 128, true, Batch, f), &[77, 130, 333]),
     ]
 }
 
@@ -430,7 +444,7 @@ pub fn broadcast_dbias_ordered_routes(target: &Target) -> Result<Vec<String>, Ve
         io: DataType::Bf16,
         deterministic: true,
         sink: false,
-        lens: None,
+        tokens: Tokens::Full,
     };
     let Ok(graph) = case.graph() else {
         return Err(vec!["graph build failed".into()]);
@@ -499,7 +513,7 @@ mod tests {
     fn a_ragged_row_is_compared_at_its_tokens_and_its_gaps_are_checked() {
         let case = cases(true)
             .into_iter()
-            .find(|c| c.lens.is_some())
+            .find(|c| matches!(c.tokens, Tokens::Packed(_)))
             .expect("a THD row");
         let g = case.graph().expect("graph");
         let bwd = g.backward.expect("backward node");
@@ -527,6 +541,47 @@ mod tests {
         let token = r.real_elements().next().expect("a token");
         let d = distance(&g, &with(token), &b);
         assert!(d.rel_err > 0.0 && d.bad == 0, "{d:?}");
+    }
+
+    /// The padded rows' inputs hold NaN past the lengths (what an uninitialised buffer may
+    /// hold), and the CPU engine, which the table compares every route with, never reads it:
+    /// its gradients are finite, and zero in the rows past each batch's length.
+    #[test]
+    fn padded_rows_have_nan_padding_and_finite_cpu_gradients() {
+        let rows: Vec<_> = cases(true)
+            .into_iter()
+            .chain(cases(false))
+            .filter(|c| matches!(c.tokens, Tokens::Padded(_)))
+            .collect();
+        assert_eq!(rows.len(), 3);
+        for case in rows.iter().filter(|c| c.flops() < 1e9) {
+            let g = case.graph().expect("graph");
+            let bwd = g.backward.expect("backward node");
+            let inputs = node_inputs(&case.spec(), &g, bwd, &Fills::random(7)).expect("inputs");
+            let q = g.id("Q").expect("Q");
+            let (_, q_in) = inputs.iter().find(|(id, _)| *id == q).expect("Q in");
+            assert!(q_in.to_f64().iter().any(|x| x.is_nan()), "{}", case.name());
+            let out = on_cpu(&g, bwd, &inputs, Precision::F32).expect("a run");
+            let lens = case.tokens.lens().expect("lengths");
+            for (id, h) in &out {
+                let v = h.to_f64();
+                assert!(
+                    v.iter().all(|x| x.is_finite()),
+                    "{} {}",
+                    case.name(),
+                    g.name_of(*id)
+                );
+            }
+            // dQ is (B, S, H, D) packed: the rows of batch b past lens[b] are zero.
+            let dq = g.id("dQ").expect("dQ");
+            let (_, h) = out.iter().find(|(id, _)| *id == dq).expect("dQ out");
+            let row = case.hq * case.d;
+            for (b, chunk) in h.to_f64().chunks(case.sq * row).enumerate() {
+                let past = &chunk[lens[b] * row..];
+                assert!(past.iter().all(|&x| x == 0.0), "{} batch {b}", case.name());
+                assert!(lens[b] == 0 || chunk[..lens[b] * row].iter().any(|&x| x != 0.0));
+            }
+        }
     }
 
     /// Deterministic dSink: no route refuses it any more (SMX007 is retired); broadcast bias

@@ -188,16 +188,13 @@ impl CaseSpec {
             .map_or_else(|| 1.0 / (self.dqk as f64).sqrt(), f64::from)
     }
 
-    /// Backward FLOPs as reports count them: 10 * B * Hq * Sq * Skv * Dqk, halved for causal.
-    /// A THD layout counts only the real tokens: 10 * Hq * Dqk * the sum over b of
-    /// `Lq[b] * Lkv[b]` (halved for causal the same way).
+    /// Backward FLOPs as reports count them: 10 * Hq * Dqk * the sum over b of `Lq[b] * Lkv[b]`,
+    /// halved for causal, where L are the real tokens ([`Self::tokens`]): 10 * B * Hq * Sq *
+    /// Skv * Dqk without a padding mask; with one (THD or a padded layout alike) only the
+    /// tokens the mask keeps, which are all the kernels compute.
     pub fn backward_flops(&self) -> f64 {
-        let pairs: usize = if self.layout == Layout::Thd {
-            let (q, kv) = (self.tokens(Sequence::Q), self.tokens(Sequence::Kv));
-            q.iter().zip(&kv).map(|(a, b)| a * b).sum()
-        } else {
-            self.b * self.sq * self.skv
-        };
+        let (q, kv) = (self.tokens(Sequence::Q), self.tokens(Sequence::Kv));
+        let pairs: usize = q.iter().zip(&kv).map(|(a, b)| a * b).sum();
         let f = 10.0 * (pairs * self.hq * self.dqk) as f64;
         if self.band.right == Some(0) {
             f / 2.0

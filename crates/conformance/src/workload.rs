@@ -75,28 +75,56 @@ pub struct BackwardCase {
     pub deterministic: bool,
     /// An attention sink, with dSink.
     pub sink: bool,
+    /// Where the tokens sit: every batch full, or per-batch lengths packed THD or padded.
+    pub tokens: Tokens,
+}
+
+/// How a suite row's sequences hold their tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tokens {
+    /// Every batch has `sq` query and `skv` key tokens, BHSD.
+    Full,
     /// Variable-length (THD) self-attention: each batch's sequence length, Q and KV alike
     /// (`b` of them, `sq` = `skv` = the longest). Every token tensor (Q, K, V, O, dO, dQ, dK,
     /// dV, Stats) is then packed THD with ragged offsets and a padding mask gives the lengths
     /// ([`crate::spec::Layout::Thd`]).
-    pub lens: Option<Vec<usize>>,
+    Packed(Vec<usize>),
+    /// The same lengths in a padded (B, S, H, D) layout of `sq` = `skv` rows per batch under a
+    /// padding mask (`SEQ_LEN_Q` / `SEQ_LEN_KV`): what a framework's padded batch with a key
+    /// padding mask is. The rows past a batch's length are padding, which no engine reads.
+    Padded(Vec<usize>),
+}
+
+impl Tokens {
+    /// The per-batch lengths of a packed or padded row.
+    pub fn lens(&self) -> Option<&[usize]> {
+        match self {
+            Tokens::Full => None,
+            Tokens::Packed(l) | Tokens::Padded(l) => Some(l),
+        }
+    }
 }
 
 impl BackwardCase {
     /// A short name, e.g. `b4 h16/16 s2048x2048 d128 bias=batch causal sink det bf16`; a THD
-    /// row shows its lengths instead of the sequence sizes: `b2 h16/16 thd[512+1531] d128 ...`.
+    /// row shows its lengths instead of the sequence sizes, `b2 h16/16 thd[512+1531] d128 ...`,
+    /// and a padded one both, `b2 h16/16 s1536x1536 padding[512+1531] d128 ...`.
     pub fn name(&self) -> String {
         let d = if self.d == self.dv {
             format!("d{}", self.d)
         } else {
             format!("d{}/{}", self.d, self.dv)
         };
-        let tokens = match &self.lens {
-            Some(lens) => {
-                let l: Vec<String> = lens.iter().map(ToString::to_string).collect();
-                format!("thd[{}]", l.join("+"))
+        let joined = |lens: &[usize]| {
+            let l: Vec<String> = lens.iter().map(ToString::to_string).collect();
+            l.join("+")
+        };
+        let tokens = match &self.tokens {
+            Tokens::Full => format!("s{}x{}", self.sq, self.skv),
+            Tokens::Packed(lens) => format!("thd[{}]", joined(lens)),
+            Tokens::Padded(lens) => {
+                format!("s{}x{} padding[{}]", self.sq, self.skv, joined(lens))
             }
-            None => format!("s{}x{}", self.sq, self.skv),
         };
         format!(
             "b{} h{}/{} {tokens} {d} bias={}{}{}{} {}",
@@ -111,17 +139,19 @@ impl BackwardCase {
         )
     }
 
-    /// The row as a case spec: BHSD packed (THD with its lengths as the padding when it has
-    /// them), f32 Stats, the bias with dBias and the sink with dSink when present.
+    /// The row as a case spec: BHSD packed (THD, or BSHD padded, with its lengths as the
+    /// padding mask when it has them), f32 Stats, the bias with dBias and the sink with dSink
+    /// when present.
     pub fn spec(&self) -> CaseSpec {
-        let (layout, padding) = match &self.lens {
-            Some(l) => (Layout::Thd, Some((l.clone(), l.clone()))),
-            None => (Layout::Bhsd, None),
+        let layout = match &self.tokens {
+            Tokens::Full => Layout::Bhsd,
+            Tokens::Packed(_) => Layout::Thd,
+            Tokens::Padded(_) => Layout::Bshd,
         };
         CaseSpec {
             layout,
-            padding,
-            max_total_seq_len: self.lens.is_some(),
+            padding: self.tokens.lens().map(|l| (l.to_vec(), l.to_vec())),
+            max_total_seq_len: layout == Layout::Thd,
             dv: self.dv,
             io: self.io,
             band: if self.causal { CAUSAL } else { Band::default() },
@@ -152,8 +182,8 @@ impl BackwardCase {
     }
 
     /// Backward FLOPs as the suites count them: 10 * B * Hq * Sq * Skv * Dqk, halved when causal;
-    /// a THD row counts its real tokens only, 10 * Hq * Dqk * sum over b of `lens[b]^2` (halved
-    /// when causal).
+    /// a THD or padded row counts its real tokens only, 10 * Hq * Dqk * sum over b of
+    /// `lens[b]^2` (halved when causal).
     pub fn flops(&self) -> f64 {
         self.spec().backward_flops()
     }
@@ -372,7 +402,7 @@ mod tests {
             io: DataType::Bf16,
             deterministic,
             sink: false,
-            lens: None,
+            tokens: Tokens::Full,
         }
     }
 

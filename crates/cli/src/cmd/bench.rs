@@ -1,7 +1,8 @@
 //! `rime bench`: times the sm120 backward on a named suite of cases (benches/gpu_suite.json) and
 //! writes `results.json`, `table.md` and `cases.json` (the cases in the PyTorch peer script's
-//! input format; THD rows carry their `lens`) under `--out`. `--graphs` also writes each case's
-//! backward graph, and `--dry-run` stops there, without a GPU.
+//! input format; THD and padded rows carry their `lens` and `layout`) under `--out`.
+//! `--graphs` also writes each case's backward graph, and `--dry-run` stops there, without a
+//! GPU.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 use rime_conformance::workload::{
-    median, sm120_candidates, BackwardCase, BiasKind, Prepared, Workload,
+    median, sm120_candidates, BackwardCase, BiasKind, Prepared, Tokens, Workload,
 };
 use rime_engines::cuda::CudaDevice;
 use rime_graph::DataType;
@@ -100,10 +101,21 @@ fn shape_case(
     io: DataType,
 ) -> anyhow::Result<BackwardCase> {
     let d = int(s, "d")?;
-    let lens = lens_of(s)?;
-    let (b, seq) = match &lens {
-        Some(l) => (l.len(), l.iter().copied().max().unwrap_or(0)),
-        None => (int(s, "b")?, int(s, "s")?),
+    let tokens = tokens_of(s)?;
+    let (b, seq) = match &tokens {
+        Tokens::Full => (int(s, "b")?, int(s, "s")?),
+        Tokens::Packed(l) => (l.len(), l.iter().copied().max().unwrap_or(0)),
+        Tokens::Padded(l) => {
+            let longest = l.iter().copied().max().unwrap_or(0);
+            let seq = match s.get("s") {
+                Some(_) => int(s, "s")?,
+                None => longest,
+            };
+            if seq < longest {
+                bail!("suite entry {s}: 's' {seq} is below the longest of 'lens', {longest}");
+            }
+            (l.len(), seq)
+        }
     };
     let (hq, hk) = (int(s, "hq")?, int(s, "hk")?);
     if hq % hk != 0 {
@@ -125,15 +137,21 @@ fn shape_case(
         io,
         deterministic,
         sink,
-        lens,
+        tokens,
     })
 }
 
-/// A THD shape's `lens` (one sequence length per batch, Q and KV alike): at least one, the
-/// longest >= 1, as many as `b` where the entry gives it; `None` without the key.
-fn lens_of(s: &Value) -> anyhow::Result<Option<Vec<usize>>> {
+/// Where a shape's tokens sit: `lens` (one sequence length per batch, Q and KV alike: at least
+/// one, the longest >= 1, as many as `b` where the entry gives it) packed THD, or with
+/// `"layout": "bshd"` padded to `s` rows (default: the longest) under a padding mask; every
+/// batch full without `lens`.
+fn tokens_of(s: &Value) -> anyhow::Result<Tokens> {
+    let layout = s.get("layout").map(|l| l.as_str().unwrap_or("?"));
     let Some(list) = s.get("lens") else {
-        return Ok(None);
+        if let Some(l) = layout {
+            bail!("suite entry {s}: 'layout' '{l}' without 'lens'");
+        }
+        return Ok(Tokens::Full);
     };
     let lens = list
         .as_array()
@@ -155,7 +173,11 @@ fn lens_of(s: &Value) -> anyhow::Result<Option<Vec<usize>>> {
     if s.get("b").is_some() && int(s, "b")? != lens.len() {
         bail!("suite entry {s}: 'b' is not the number of 'lens'");
     }
-    Ok(Some(lens))
+    match layout {
+        None | Some("thd") => Ok(Tokens::Packed(lens)),
+        Some("bshd") => Ok(Tokens::Padded(lens)),
+        Some(l) => bail!("suite entry {s}: 'layout' '{l}' is not thd or bshd"),
+    }
 }
 
 /// The cases of suite `name`: every shape x bias x causal x deterministic (x sink, where the
@@ -221,9 +243,11 @@ fn suite_cases(suites: &Value, name: &str) -> anyhow::Result<Vec<BackwardCase>> 
 }
 
 /// The case as the peer scripts read it; `"sink": true` only on sink rows (the PyTorch and cuDNN
-/// peer scripts know no sink, so they must not be run on those); THD rows add `"layout":
-/// "thd"` and `"lens"` (per batch, Q and KV alike; `sq` = `skv` = the longest), which only the
-/// THD peer scripts read: the dense ones would time the padded problem.
+/// peer scripts know no sink, so they must not be run on those); rows with per-batch lengths
+/// add `"lens"` (Q and KV alike) and `"layout"`: `"thd"` (packed; `sq` = `skv` = the longest),
+/// which only the THD peer scripts time, or `"bshd"` (padded to `sq` rows under a padding
+/// mask), which no peer script times yet. The dense scripts skip both: they would time the
+/// whole padded problem.
 fn peer_case(c: &BackwardCase) -> Value {
     let mut v = json!({
         "b": c.b, "hq": c.hq, "hk": c.hk, "sq": c.sq, "skv": c.skv, "d": c.d, "dv": c.dv,
@@ -233,8 +257,13 @@ fn peer_case(c: &BackwardCase) -> Value {
     if c.sink {
         v["sink"] = json!(true);
     }
-    if let Some(lens) = &c.lens {
-        v["layout"] = json!("thd");
+    let layout = match &c.tokens {
+        Tokens::Full => None,
+        Tokens::Packed(_) => Some("thd"),
+        Tokens::Padded(_) => Some("bshd"),
+    };
+    if let (Some(layout), Some(lens)) = (layout, c.tokens.lens()) {
+        v["layout"] = json!(layout);
         v["lens"] = json!(lens);
     }
     v
@@ -521,7 +550,7 @@ mod tests {
         assert!(cases.iter().any(|c| c.d == 64));
         let cpu = rime_analyzer::Target::by_name("cpu").expect("profile");
         for c in &cases {
-            assert_eq!(c.lens.as_deref(), Some(&lens[..]), "{}", c.name());
+            assert_eq!(c.tokens, Tokens::Packed(lens.to_vec()), "{}", c.name());
             assert_eq!((c.b, c.sq, c.skv, c.bias), (8, 2048, 2048, BiasKind::None));
             assert!(
                 c.name()
@@ -560,6 +589,81 @@ mod tests {
         assert!(suite_cases(&bad(json!([8, 16, 24])), "s").is_err());
         assert!(suite_cases(&bad(json!([])), "s").is_err());
         assert!(suite_cases(&bad(json!([0, 0])), "s").is_err());
+    }
+
+    /// The padding suite is the thd suite's rows in a padded BSHD layout under a padding mask:
+    /// the same lengths and real-token FLOPs, its own layout key for the peers, and graphs the
+    /// CPU engine takes.
+    #[test]
+    fn padding_suite_rows_are_the_thd_rows_padded_under_a_padding_mask() {
+        let lens = [512, 1531, 777, 2048, 613, 1024, 919, 768];
+        let thd = suite_cases(&suites(), "thd").expect("suite");
+        let cases = suite_cases(&suites(), "padding").expect("suite");
+        assert_eq!(cases.len(), thd.len());
+        let cpu = rime_analyzer::Target::by_name("cpu").expect("profile");
+        for (c, twin) in cases.iter().zip(&thd) {
+            assert_eq!(c.tokens, Tokens::Padded(lens.to_vec()), "{}", c.name());
+            assert_eq!((c.b, c.sq, c.skv), (8, 2048, 2048));
+            assert_eq!(
+                BackwardCase {
+                    tokens: twin.tokens.clone(),
+                    ..c.clone()
+                },
+                *twin
+            );
+            assert_eq!(c.flops(), twin.flops(), "{}", c.name());
+            assert!(
+                c.name()
+                    .contains(" s2048x2048 padding[512+1531+777+2048+613+1024+919+768] d"),
+                "{}",
+                c.name()
+            );
+            let peer = peer_case(c);
+            assert_eq!(peer["layout"], "bshd");
+            assert_eq!(peer["lens"], json!(lens));
+            assert_ne!(peer, peer_case(twin));
+            let g = c.graph().expect("graph");
+            assert!(g.graph.validate().is_ok(), "{}", c.name());
+            assert!(g.ragged.is_empty(), "{}", c.name());
+            for name in ["SEQ_LEN_Q", "SEQ_LEN_KV"] {
+                assert!(g.id(name).is_some(), "{} {name}", c.name());
+            }
+            let q = g.graph.get(g.id("Q").expect("Q")).expect("Q");
+            assert_eq!(q.dims, [8, c.hq, 2048, c.d].map(|x| x as i64));
+            let hd = (c.hq * c.d) as i64;
+            assert_eq!(q.strides, [2048 * hd, c.d as i64, hd, 1], "BSHD");
+            let report = rime_analyzer::analyze(&g.graph, &cpu);
+            let node = report.nodes[0].node;
+            let approved =
+                report.approve_config(node, rime_analyzer::EngineKind::CpuReference, None);
+            assert!(approved.is_ok(), "{}", c.name());
+        }
+        let bad = |shape: Value| {
+            json!({"s": {"shapes": [shape], "bias": ["none"], "causal": [false],
+                         "deterministic": [false]}})
+        };
+        let padded = |extra: Value| {
+            let mut v = json!({"b": 2, "hq": 1, "hk": 1, "lens": [8, 16], "d": 64});
+            for (k, x) in extra.as_object().expect("object") {
+                v[k] = x.clone();
+            }
+            suite_cases(&bad(v), "s")
+        };
+        let one = padded(json!({"layout": "bshd"})).expect("padded to the longest");
+        assert_eq!((one[0].sq, one[0].tokens.lens()), (16, Some(&[8, 16][..])));
+        assert_eq!(
+            padded(json!({"layout": "bshd", "s": 32})).expect("s")[0].sq,
+            32
+        );
+        assert!(padded(json!({"layout": "bshd", "s": 15})).is_err());
+        assert!(padded(json!({"layout": "bhsd"})).is_err());
+        assert!(padded(json!({"layout": 3})).is_err());
+        assert_eq!(
+            padded(json!({"layout": "thd"})).expect("thd")[0].tokens,
+            Tokens::Packed(vec![8, 16])
+        );
+        let no_lens = json!({"b": 2, "hq": 1, "hk": 1, "s": 8, "d": 64, "layout": "bshd"});
+        assert!(suite_cases(&bad(no_lens), "s").is_err());
     }
 
     #[test]
