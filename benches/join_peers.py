@@ -9,6 +9,8 @@ PEERS.jsonl: one JSON object per line, from any of the peer scripts run on DIR/c
   benches/torch_varlen_thd_bwd.py (TORCH_VARLEN: torch.nn.attention.varlen.varlen_attn), the cuDNN
   frontend peer (CUDNN_FE: cuDNN's own Hopper kernels, a reference point only, they use wgmma) and
   the FROST peer (FROST_SM120: the cuDNN frontend 1.32 SM120 DSL kernels, the seed rime must beat).
+A row with per-batch lengths ("lens": thd and padding suites) joins only the THD scripts' records;
+  a dense peer's records of such rows are counted under "not joined" instead.
 --repeat R2.json: a second `rime bench` of the same binary later in the same run (after the peers);
   the table gets the repeat ratio (first time / second time) per case and its median.
 --tuned T.json: `rime bench --tuning h200` in the same run; the table gets the SM120 configuration's
@@ -38,7 +40,7 @@ def key(case):
 
 
 def load_peers(paths):
-    peers, meta = {}, []
+    peers, meta, dropped = {}, [], {}
     for path in paths:
         for line in open(path):
             line = line.strip()
@@ -51,7 +53,16 @@ def load_peers(paths):
             # The FROST peer builds every case in bf16: its f16 rows would time another dtype.
             if r["backend"] == "FROST_SM120" and r["case"].get("dtype", "bf16") != "bf16":
                 continue
+            # A row with per-batch lengths joins only what the THD scripts timed (torch-varlen,
+            # and the THD cuDNN-FE script, whose records carry "o_stats"): the dense scripts
+            # (FROST's, PyTorch's, the dense cuDNN-FE one) ignore "lens" and would time the
+            # whole padded problem without a mask under the row's key.
+            if "lens" in r["case"] and not (r["backend"] == "TORCH_VARLEN" or "o_stats" in r):
+                dropped[r["backend"]] = dropped.get(r["backend"], 0) + 1
+                continue
             peers.setdefault(key(r["case"]), {})[r["backend"]] = r
+    if dropped:
+        meta.append({"not joined": dropped, "why": "dense peers' records of rows with per-batch lengths"})
     return peers, meta
 
 
