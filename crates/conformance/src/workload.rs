@@ -1,5 +1,6 @@
-//! A backward SDPA problem on the device for measurements: the graph of a suite row (BHSD,
-//! packed), its inputs filled with random values (Stats near ln(Skv), as a forward gives),
+//! A backward SDPA problem on the device for measurements: the graph of a suite row (BHSD
+//! packed; THD, or BSHD padded under a padding mask, for rows with lengths), its inputs filled
+//! with random values (Stats near ln(Skv), as a forward gives; NaN in padding, `fill.rs`),
 //! poisoned outputs, the analyzer's sm120 candidates for the live device, and executions timed
 //! with CUDA events. Shared by `rime selftest --determinism` and `rime bench`.
 
