@@ -23,7 +23,8 @@
 //! text, times]]}}` (JSON-pointer edits as in tests/bad_input.rs, then text replacement),
 //! `{"many_nodes": N}`, `{"invalid_tensors": N}`, `{"safetensors": [[name, dtype, shape,
 //! value]], "header": "...", "extra": N}` (a value of "nan", "inf" or "-inf" is one such
-//! element followed by ones), `{"zeros": N}`, `{"symlink": "name"}`, `{"hardlink": "name"}`,
+//! element followed by ones, `{"nan_at": [i, ...]}` ones with NaN at those row-major
+//! elements), `{"zeros": N}`, `{"symlink": "name"}`, `{"hardlink": "name"}`,
 //! `{"dir": true}`.
 
 use std::collections::BTreeMap;
@@ -82,12 +83,17 @@ fn safetensors(spec: &Value) -> Vec<u8> {
             .collect();
         let n = usize::try_from(shape.iter().product::<u64>()).expect("small");
         let start = data.len();
+        let nan_at: Vec<u64> = t[3]["nan_at"]
+            .as_array()
+            .map(|a| a.iter().map(|i| i.as_u64().expect("index")).collect())
+            .unwrap_or_default();
         for i in 0..n {
             let x = match (&t[3], i) {
                 (Value::String(s), 0) if s == "nan" => f64::NAN,
                 (Value::String(s), 0) if s == "inf" => f64::INFINITY,
                 (Value::String(s), 0) if s == "-inf" => f64::NEG_INFINITY,
                 (Value::Number(v), _) => v.as_f64().expect("number"),
+                _ if nan_at.contains(&(i as u64)) => f64::NAN,
                 _ => 1.0,
             };
             data.extend(one(dt, x));

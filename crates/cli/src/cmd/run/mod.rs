@@ -18,6 +18,7 @@ mod data;
 mod fnv;
 mod forward_twin;
 mod memory;
+mod padding;
 mod progress;
 mod ragged;
 mod summary;
@@ -385,19 +386,33 @@ fn run_graph(args: &RunArgs, record: &mut Record) -> anyhow::Result<RunStatus> {
     if !non_finite.is_empty() {
         say!("non-finite values in: {}", non_finite.join(", "));
     }
-    let given: Vec<String> = held
-        .iter()
-        .filter(|&&id| inputs.given(&graph, id))
-        .filter_map(|&id| {
-            let buffer = tensors.get(&id)?;
-            let summary = if ragged::is_ragged(&graph, id) {
-                Summary::of_held(&graph, id, buffer)
-            } else {
-                Summary::of(&graph, id, buffer)
-            };
-            summary.ok()?.non_finite()
-        })
-        .collect();
+    let mut lengths = |i: TensorId| {
+        let buffer = tensors.get(&i).context("a padding mask's lengths")?;
+        ragged::integers(&graph, i, buffer)
+    };
+    let mut given = Vec::new();
+    for &id in held.iter().filter(|&&id| inputs.given(&graph, id)) {
+        let Some(buffer) = tensors.get(&id) else {
+            continue;
+        };
+        let summary = if ragged::is_ragged(&graph, id) {
+            Summary::of_held(&graph, id, buffer)
+        } else {
+            Summary::of(&graph, id, buffer)
+        };
+        let Ok(summary) = summary else { continue };
+        if summary.nan + summary.inf == 0 {
+            continue;
+        }
+        // NaN or inf only in a padded tensor's padding is harmless: say so (a note: what it
+        // cannot tell leaves the count as it is, and never fails a run that ran).
+        let padding = padding::rows_read(&graph, id, &mut lengths)
+            .ok()
+            .flatten()
+            .and_then(|rows| padding::non_finite_past(&graph, id, buffer, &rows).ok())
+            .unwrap_or(0);
+        given.extend(summary.non_finite_in_padding(padding));
+    }
     if !given.is_empty() && !non_finite.is_empty() {
         say!("  from non-finite inputs: {}", given.join(", "));
     } else if !given.is_empty() {

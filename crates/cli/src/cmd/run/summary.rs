@@ -88,8 +88,27 @@ impl Summary {
 
     /// `name (N NaN, M inf)` when the tensor holds non-finite values.
     pub fn non_finite(&self) -> Option<String> {
-        (self.nan + self.inf > 0)
-            .then(|| format!("{} ({} NaN, {} inf)", shown(&self.name), self.nan, self.inf))
+        self.non_finite_in_padding(0)
+    }
+
+    /// As [`Self::non_finite`], saying how many of them lie in the `padding` no engine reads
+    /// (the rows past a padding mask's lengths: `padding::non_finite_past`).
+    pub fn non_finite_in_padding(&self, padding: u64) -> Option<String> {
+        let where_ = match padding {
+            0 => String::new(),
+            n if n == self.nan + self.inf => {
+                ", all past the padding mask's lengths: never read".to_owned()
+            }
+            n => format!(", {n} of them past the padding mask's lengths: never read"),
+        };
+        (self.nan + self.inf > 0).then(|| {
+            format!(
+                "{} ({} NaN, {} inf{where_})",
+                shown(&self.name),
+                self.nan,
+                self.inf
+            )
+        })
     }
 
     /// The JSON entry of the tensor, `buffer` (the one summarized) hashed for its checksum.
