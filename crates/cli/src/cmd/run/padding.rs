@@ -80,3 +80,74 @@ pub fn non_finite_past(
 fn dim(x: i64) -> anyhow::Result<usize> {
     usize::try_from(x).context("a negative dim")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rime_graph::DataType;
+
+    /// The fixture bwd_padding_seq_len.json, its node's padding mask on or off.
+    fn graph(padding_mask: bool) -> Graph {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/valid/bwd_padding_seq_len.json"
+        );
+        let text = std::fs::read_to_string(path).expect("fixture");
+        let text = text.replace(
+            "\"padding_mask\": true",
+            &format!("\"padding_mask\": {padding_mask}"),
+        );
+        rime_graph::json::from_str(&text, path).expect("graph")
+    }
+
+    /// Q (3, 4, 48, 64) and K (3, 4, 80, 64) under lengths the engines clamp: a negative one
+    /// reads no row, one past S every row; without a mask every row is read; Bias-like ports
+    /// and unknown tensors have no rows.
+    #[test]
+    fn rows_read_are_the_clamped_lengths_or_every_row() {
+        let g = graph(true);
+        let (q, k) = (g.find("Q").expect("Q"), g.find("K").expect("K"));
+        let mut fetch = |id: TensorId| -> anyhow::Result<Vec<i64>> {
+            Ok(if Some(id) == g.find("seq_len_q") {
+                vec![-3, 40, 1000]
+            } else {
+                vec![80, 0, 7]
+            })
+        };
+        assert_eq!(
+            rows_read(&g, q, &mut fetch).expect("rows"),
+            Some(vec![0, 40, 48])
+        );
+        assert_eq!(
+            rows_read(&g, k, &mut fetch).expect("rows"),
+            Some(vec![80, 0, 7])
+        );
+        let lens = g.find("seq_len_q").expect("lengths");
+        assert_eq!(rows_read(&g, lens, &mut fetch).expect("rows"), None);
+        let unmasked = graph(false);
+        let q = unmasked.find("Q").expect("Q");
+        assert_eq!(
+            rows_read(&unmasked, q, &mut fetch).expect("rows"),
+            Some(vec![48; 3])
+        );
+    }
+
+    #[test]
+    fn non_finite_past_counts_only_the_rows_past_each_length() {
+        let g = graph(true);
+        let q = g.find("Q").expect("Q");
+        let (per_batch, row) = (4 * 48 * 64, 64);
+        let mut v = vec![1.0; 3 * per_batch];
+        v[10 * row] = f64::NAN; // batch 0, row 10: past a length of 10
+        v[9 * row + 63] = f64::INFINITY; // batch 0, row 9: a real row
+        v[per_batch + 3 * 48 * 64 + 47 * row] = f64::NAN; // batch 1, head 3, row 47
+        v[2 * per_batch] = f64::NAN; // batch 2, row 0, length 0
+        let buffer = HostBuffer::from_f64(DataType::Bf16, &v).expect("buffer");
+        let past = non_finite_past(&g, q, &buffer, &[10, 47, 0]).expect("count");
+        assert_eq!(past, 3);
+        assert_eq!(
+            non_finite_past(&g, q, &buffer, &[48, 48, 48]).expect("count"),
+            0
+        );
+    }
+}
