@@ -12,7 +12,7 @@
 use half::{bf16, f16};
 use rayon::prelude::*;
 use rime_engines::HostBuffer;
-use rime_graph::{DataType, NodeId, Sequence, Tensor, TensorId};
+use rime_graph::{DataType, NodeId, Port, Sequence, Tensor, TensorId};
 
 use crate::exec::POISON_BYTE;
 use crate::spec::{CaseGraph, CaseSpec};
@@ -132,10 +132,10 @@ fn past_lengths(spec: &CaseSpec, t: &Tensor, name: &str) -> Vec<usize> {
     let Some((q_lens, kv_lens)) = &spec.padding else {
         return Vec::new();
     };
-    let side = match name {
-        "Q" | "O" | "dO" | "Stats" => Some(Sequence::Q),
-        "K" | "V" => Some(Sequence::Kv),
-        "Bias" => None,
+    // The spec names each tensor after its port.
+    let side = match Port::from_name(name) {
+        Some(Port::Bias) => None,
+        Some(port) if port.token_sequence().is_some() => port.token_sequence(),
         _ => return Vec::new(),
     };
     let size = |i: usize| t.dims.get(i).and_then(|&x| usize::try_from(x).ok());

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::{Port, SdpaOptions, TensorId};
+use crate::{Port, SdpaOptions, Sequence, TensorId};
 
 /// Index of a node in its [`Graph`](crate::Graph).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -165,5 +165,12 @@ impl Node {
     /// The tensor bound to `port`, input or output.
     pub fn port(&self, port: Port) -> Option<TensorId> {
         self.input(port).or_else(|| self.output(port))
+    }
+
+    /// The per-batch lengths tensor of `sequence` when the node has a padding mask (else its
+    /// tokens are all S of them).
+    pub fn padding_lengths(&self, sequence: Sequence) -> Option<TensorId> {
+        self.input(sequence.lengths_port())
+            .filter(|_| self.options.padding_mask)
     }
 }

@@ -149,6 +149,16 @@ pub enum Sequence {
     Kv,
 }
 
+impl Sequence {
+    /// The port of the sequence's per-batch lengths under a padding mask.
+    pub const fn lengths_port(self) -> Port {
+        match self {
+            Sequence::Q => Port::SeqLenQ,
+            Sequence::Kv => Port::SeqLenKv,
+        }
+    }
+}
+
 impl fmt::Display for Port {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -5,7 +5,7 @@
 
 use anyhow::Context as _;
 use rime_engines::HostBuffer;
-use rime_graph::{Graph, Port, Sequence, TensorId};
+use rime_graph::{Graph, TensorId};
 
 use super::ragged;
 
@@ -31,11 +31,7 @@ pub fn rows_read(
             let Some(sequence) = port.token_sequence() else {
                 continue;
             };
-            let lengths = match sequence {
-                Sequence::Q => Port::SeqLenQ,
-                Sequence::Kv => Port::SeqLenKv,
-            };
-            let read = match node.input(lengths).filter(|_| node.options.padding_mask) {
+            let read = match node.padding_lengths(sequence) {
                 Some(l) => fetch(l)?
                     .into_iter()
                     .map(|v| usize::try_from(v.clamp(0, longest)))

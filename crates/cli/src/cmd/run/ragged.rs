@@ -13,7 +13,7 @@
 use anyhow::{bail, Context as _};
 use rime_engines::cpu::{logical_elements, packed_offsets, View4};
 use rime_engines::{Buffer, FilledMap, HostBuffer, LogicalOffsets};
-use rime_graph::{packed_strides, shown, Graph, Port, Sequence, Tensor, TensorId};
+use rime_graph::{packed_strides, shown, Graph, Port, Tensor, TensorId};
 
 /// Where tensor `id`'s sequences lie in its buffer.
 struct Placement {
@@ -46,13 +46,9 @@ fn tokens(
     let sequence = port
         .token_sequence()
         .with_context(|| format!("{port} cannot be ragged"))?;
-    let lengths = match sequence {
-        Sequence::Q => Port::SeqLenQ,
-        Sequence::Kv => Port::SeqLenKv,
-    };
     let batch = usize::try_from(t.dims[0]).context("negative batch")?;
-    match node.input(lengths).filter(|_| node.options.padding_mask) {
-        Some(id) => counts(fetch(id)?, &format!("{lengths}")),
+    match node.padding_lengths(sequence) {
+        Some(id) => counts(fetch(id)?, &sequence.lengths_port().to_string()),
         None => Ok(vec![
             usize::try_from(t.dims[2])
                 .context("negative sequence dim")?;
