@@ -246,17 +246,17 @@ def test_nan_padding_past_the_lengths_is_never_read(d, deterministic):
     seq_q = torch.tensor([130, 70, 9], dtype=torch.int32, device=DEV)
     seq_kv = torch.tensor([200, 100, 33], dtype=torch.int32, device=DEV)
     kw = dict(causal=True, seq_lens=(seq_q, seq_kv))
+    nq, ndo = nan_past(q, seq_q), nan_past(do, seq_q)
+    nk, nv = nan_past(k, seq_kv), nan_past(v, seq_kv)
     for with_bias in (False, True):
         extra = dict(bias=bias) if with_bias else {}
         o, stats = rime.sdpa(q, k, v, **kw, **extra)
         g = rime.sdpa_backward(q, k, v, o, do, stats, dbias=with_bias,
                                deterministic=deterministic, **kw, **extra)
-        nq, nk, nv = nan_past(q, seq_q), nan_past(k, seq_kv), nan_past(v, seq_kv)
         o2, stats2 = rime.sdpa(nq, nk, nv, **kw, **extra)
         assert torch.equal(o2, o) and torch.equal(stats2, stats), "forward"
-        g2 = rime.sdpa_backward(nq, nk, nv, nan_past(o, seq_q), nan_past(do, seq_q),
-                                nan_past(stats, seq_q), dbias=with_bias,
-                                deterministic=deterministic, **kw, **extra)
+        g2 = rime.sdpa_backward(nq, nk, nv, nan_past(o, seq_q), ndo, nan_past(stats, seq_q),
+                                dbias=with_bias, deterministic=deterministic, **kw, **extra)
         for name in ("dq", "dk", "dv") + (("dbias",) if with_bias else ()):
             got, want = getattr(g2, name), getattr(g, name)
             assert torch.isfinite(got).all(), f"{name} bias={with_bias}"

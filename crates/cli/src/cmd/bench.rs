@@ -257,12 +257,12 @@ fn peer_case(c: &BackwardCase) -> Value {
     if c.sink {
         v["sink"] = json!(true);
     }
-    let layout = match &c.tokens {
+    let varlen = match &c.tokens {
         Tokens::Full => None,
-        Tokens::Packed(_) => Some("thd"),
-        Tokens::Padded(_) => Some("bshd"),
+        Tokens::Packed(lens) => Some(("thd", lens)),
+        Tokens::Padded(lens) => Some(("bshd", lens)),
     };
-    if let (Some(layout), Some(lens)) = (layout, c.tokens.lens()) {
+    if let Some((layout, lens)) = varlen {
         v["layout"] = json!(layout);
         v["lens"] = json!(lens);
     }
